@@ -1,0 +1,15 @@
+export {
+  redisKeys,
+  encodeProjectRef,
+  decodeProjectRef,
+  encodeFlagList,
+  decodeFlagList,
+  decodeGroupTypes,
+  billingPeriod,
+} from './keys';
+export type { ProjectRef, FlagList } from './keys';
+export { createRedis } from './redis';
+export type { Redis, RedisClientOptions } from './redis';
+export { createTokenResolver } from './token-resolver';
+export type { TokenResolver, TokenResolverOptions, TokenResolverStats } from './token-resolver';
+export { writeProjectToken, deleteProjectToken, writeFlagList, writeGroupTypes } from './writers';

@@ -1,0 +1,161 @@
+// Every setting Sett reads from the environment, parsed and validated once at boot.
+// Services call loadConfig() in their main.ts; nothing else reads process.env.
+
+export class ConfigError extends Error {
+  constructor(
+    readonly variable: string,
+    message: string,
+  ) {
+    super(`${variable}: ${message}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+function read(env: Env, name: string): string | undefined {
+  const v = env[name];
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function int(env: Env, name: string, def: number, min: number, max: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return def;
+  if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+function num(env: Env, name: string, def: number, min: number): number {
+  const raw = read(env, name);
+  if (raw === undefined) return def;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new ConfigError(name, `expected a number >= ${min}, got "${raw}"`);
+  return n;
+}
+
+function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readonly T[]): T {
+  const raw = read(env, name);
+  if (raw === undefined) return def;
+  if (!(allowed as readonly string[]).includes(raw)) {
+    throw new ConfigError(name, `must be one of ${allowed.join(', ')}, got "${raw}"`);
+  }
+  return raw as T;
+}
+
+function url(env: Env, name: string, def: string, protocols: string[]): string {
+  const raw = read(env, name) ?? def;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(name, `not a valid URL`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(name, `protocol must be ${protocols.join(' or ')}, got ${parsed.protocol}`);
+  }
+  return raw;
+}
+
+function brokers(env: Env, name: string): string[] {
+  const raw = read(env, name);
+  if (raw === undefined) return [];
+  const list = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const b of list) {
+    if (!/^[A-Za-z0-9.\-_[\]:]+:\d{1,5}$/.test(b)) throw new ConfigError(name, `"${b}" is not host:port`);
+  }
+  return list;
+}
+
+export const INGESTION_TOPIC_CHOICES = ['main', 'overflow', 'historical'] as const;
+export type IngestionTopicChoice = (typeof INGESTION_TOPIC_CHOICES)[number];
+
+function ingestionTopics(env: Env): IngestionTopicChoice[] {
+  const raw = read(env, 'INGESTION_TOPICS') ?? 'main,overflow,historical';
+  const list = raw.split(',').map((s) => s.trim());
+  for (const t of list) {
+    if (!(INGESTION_TOPIC_CHOICES as readonly string[]).includes(t)) {
+      throw new ConfigError('INGESTION_TOPICS', `unknown topic "${t}" (choose from ${INGESTION_TOPIC_CHOICES.join(', ')})`);
+    }
+  }
+  return [...new Set(list)] as IngestionTopicChoice[];
+}
+
+export const DEFAULT_DATABASE_URL = 'postgresql://root@127.0.0.1:5432/sett';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+export function loadConfig(env: Env = process.env) {
+  const port = (name: string, def: number) => int(env, name, def, 0, 65535);
+  const nodeEnv = oneOf(env, 'NODE_ENV', 'development', ['development', 'production', 'test']);
+  return {
+    nodeEnv,
+    host: read(env, 'HOST') ?? '127.0.0.1',
+    ports: {
+      edge: port('SETT_PORT', 8000),
+      management: port('MANAGEMENT_PORT', 8001),
+      capture: port('CAPTURE_PORT', 8002),
+      decide: port('DECIDE_PORT', 8003),
+      ingestion: port('INGESTION_PORT', 8004),
+    },
+    databaseUrl: url(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
+    databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
+    redisUrl: url(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
+    /** Empty means "not configured": the local start script launches the development broker. */
+    kafkaBrokers: brokers(env, 'KAFKA_BROKERS'),
+    kafka: {
+      lingerMs: int(env, 'KAFKA_PRODUCER_LINGER_MS', 5, 0, 1000),
+      batchMaxMessages: int(env, 'KAFKA_PRODUCER_BATCH_MAX_MESSAGES', 2000, 1, 100000),
+      sendTimeoutMs: int(env, 'KAFKA_PRODUCER_SEND_TIMEOUT_MS', 10000, 100, 600000),
+      messageMaxBytes: int(env, 'KAFKA_MESSAGE_MAX_BYTES', 1_000_000, 1024, 100 * 1024 * 1024),
+    },
+    log: {
+      level: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug']),
+      format: oneOf(env, 'LOG_FORMAT', nodeEnv === 'production' ? 'json' : 'pretty', ['json', 'pretty']),
+    },
+    capture: {
+      maxBodyBytes: int(env, 'CAPTURE_MAX_BODY_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      /** Decompressed bodies may be at most this many times the wire limit (zip bombs). */
+      maxInflateRatio: int(env, 'CAPTURE_MAX_INFLATE_RATIO', 5, 1, 100),
+      overflowRatePerSecond: num(env, 'CAPTURE_OVERFLOW_RATE', 100, 0),
+      overflowBurst: num(env, 'CAPTURE_OVERFLOW_BURST', 1000, 1),
+      overflowEnabled: oneOf(env, 'CAPTURE_OVERFLOW_ENABLED', 'true', ['true', 'false']) === 'true',
+      tokenCacheTtlMs: int(env, 'TOKEN_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+    },
+    ingestion: {
+      topics: ingestionTopics(env),
+      batchSize: int(env, 'INGESTION_MAX_BATCH_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+      sessionTimeoutMs: int(env, 'INGESTION_SESSION_TIMEOUT_MS', 30_000, 1000, 600_000),
+      heartbeatIntervalMs: int(env, 'INGESTION_HEARTBEAT_INTERVAL_MS', 3_000, 100, 60_000),
+      maxWaitTimeMs: int(env, 'INGESTION_MAX_WAIT_MS', 500, 10, 60_000),
+      partitionsConcurrently: int(env, 'INGESTION_PARTITIONS_CONCURRENTLY', 4, 1, 256),
+    },
+    decide: {
+      flagCacheTtlMs: int(env, 'DECIDE_FLAG_CACHE_TTL_MS', 2_000, 0, 600_000),
+      personCacheTtlMs: int(env, 'DECIDE_PERSON_CACHE_TTL_MS', 5_000, 0, 600_000),
+    },
+    management: {
+      rateLimitPerMinute: int(env, 'MANAGEMENT_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000),
+      publicUrl: read(env, 'SETT_PUBLIC_URL'),
+    },
+    shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+  };
+}
+
+export type Config = ReturnType<typeof loadConfig>;
+
+/** For main.ts: a bad value stops the process with one clear line naming the variable. */
+export function loadConfigOrExit(env: Env = process.env): Config {
+  try {
+    return loadConfig(env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`sett: invalid configuration: ${err.message}\n`);
+      process.exit(1);
+    }
+    throw err;
+  }
+}

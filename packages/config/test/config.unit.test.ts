@@ -1,0 +1,55 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../src';
+
+describe('loadConfig', () => {
+  it('uses the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.ports).toEqual({ edge: 8000, management: 8001, capture: 8002, decide: 8003, ingestion: 8004 });
+    expect(c.capture.maxBodyBytes).toBe(20 * 1024 * 1024);
+    expect(c.redisUrl).toBe('redis://127.0.0.1:6379');
+    expect(c.log.level).toBe('info');
+    expect(c.kafkaBrokers).toEqual([]);
+    expect(c.ingestion.topics).toEqual(['main', 'overflow', 'historical']);
+  });
+
+  it('reads overrides', () => {
+    const c = loadConfig({ CAPTURE_PORT: '9002', KAFKA_BROKERS: 'a:9092, b:9093', INGESTION_TOPICS: 'historical' });
+    expect(c.ports.capture).toBe(9002);
+    expect(c.kafkaBrokers).toEqual(['a:9092', 'b:9093']);
+    expect(c.ingestion.topics).toEqual(['historical']);
+  });
+
+  it.each([
+    ['SETT_PORT', 'abc'],
+    ['CAPTURE_PORT', '70000'],
+    ['DATABASE_URL', 'mysql://x@y/z'],
+    ['REDIS_URL', 'not a url'],
+    ['LOG_LEVEL', 'loud'],
+    ['KAFKA_BROKERS', 'localhost'],
+    ['CAPTURE_MAX_BODY_BYTES', '-5'],
+    ['INGESTION_TOPICS', 'main,bogus'],
+  ])('rejects %s=%s naming the variable', (name, value) => {
+    let caught: unknown;
+    try {
+      loadConfig({ [name]: value });
+    } catch (err) {
+      caught = err;
+    }
+    expect(caught).toBeInstanceOf(ConfigError);
+    expect((caught as ConfigError).variable).toBe(name);
+    expect((caught as Error).message).toContain(name);
+  });
+
+  it('loadConfigOrExit stops the process with one line naming the variable', () => {
+    const script = `require(${JSON.stringify(path.join(__dirname, '../src'))}).loadConfigOrExit(); console.log('started');`;
+    const res = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      env: { ...process.env, DECIDE_PORT: 'eighty' },
+      encoding: 'utf8',
+    });
+    expect(res.status).toBe(1);
+    expect(res.stdout).not.toContain('started');
+    expect(res.stderr.trim().split('\n')).toHaveLength(1);
+    expect(res.stderr).toContain('DECIDE_PORT');
+  });
+});

@@ -1,0 +1,57 @@
+// The one place errors become HTTP responses. Known errors keep their status and body; body
+// parser failures become 400/413; anything else is a 500 with an error id that is logged
+// together with the error object (4xx are not logged above debug).
+import { randomUUID } from 'node:crypto';
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from '@sett/logger';
+import { NotFoundError, PayloadTooLargeError, SettError, ValidationError, type ErrorBody } from './errors';
+
+interface BodyParserError extends Error {
+  type?: string;
+  status?: number;
+  expose?: boolean;
+}
+
+export function toSettError(err: unknown): SettError | undefined {
+  if (err instanceof SettError) return err;
+  const e = err as BodyParserError;
+  if (e && typeof e === 'object') {
+    if (e.type === 'entity.too.large' || e.status === 413) return new PayloadTooLargeError();
+    if (e.type === 'entity.parse.failed') return new ValidationError('Malformed request body: not valid JSON.', null, 'invalid_payload');
+    if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
+      return new ValidationError(e.message, null, 'unsupported_encoding');
+    }
+    if (e.type === 'request.aborted') return new ValidationError('Request aborted by the client.', null, 'aborted');
+    if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+      return new ValidationError(e.message, null, 'invalid_request');
+    }
+  }
+  return undefined;
+}
+
+export function errorMiddleware(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, next) => {
+    if (res.headersSent) {
+      next(err);
+      return;
+    }
+    const known = toSettError(err);
+    if (known) {
+      logger.debug('request rejected', { method: req.method, path: req.path, status: known.status, code: known.code });
+      res.status(known.status).set(known.headers).json(known.toJSON());
+      return;
+    }
+    const errorId = randomUUID();
+    logger.error('unhandled error', { error_id: errorId, method: req.method, path: req.path, err });
+    const body: ErrorBody = {
+      type: 'server_error',
+      code: 'error',
+      detail: 'A server error occurred.',
+      attr: null,
+      error_id: errorId,
+    };
+    res.status(500).json(body);
+  };
+}
+
+export const notFoundHandler: RequestHandler = (_req, _res, next) => next(new NotFoundError());

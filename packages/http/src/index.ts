@@ -1,0 +1,17 @@
+export {
+  SettError,
+  ValidationError,
+  AuthenticationError,
+  ForbiddenError,
+  NotFoundError,
+  MethodNotAllowedError,
+  ConflictError,
+  PayloadTooLargeError,
+  RateLimitedError,
+  ServiceUnavailableError,
+} from './errors';
+export type { ErrorBody, ErrorType } from './errors';
+export { errorMiddleware, notFoundHandler, toSettError } from './error-middleware';
+export { createMetricsRegistry, httpMetricsMiddleware, prom } from './metrics';
+export { createServiceApp, startService } from './service';
+export type { ServiceAppOptions, StartOptions, RunningService, ReadinessCheck } from './service';

@@ -1,0 +1,97 @@
+// The shared service shell over a real socket: operational routes, error mapping, draining.
+import express from 'express';
+import { createSilentLogger } from '@sett/logger';
+import { createMetricsRegistry, createServiceApp, ForbiddenError, startService, ValidationError, type RunningService } from '../src';
+
+describe('service shell', () => {
+  let svc: RunningService;
+  let base: string;
+  let dependencyUp = true;
+  let release: () => void = () => undefined;
+
+  beforeAll(async () => {
+    const routes = express.Router();
+    routes.post('/echo', express.json({ limit: 1024 }), (req, res) => {
+      res.json(req.body);
+    });
+    routes.get('/invalid', () => {
+      throw new ValidationError('name is required.', 'name');
+    });
+    routes.get('/forbidden', () => {
+      throw new ForbiddenError("API key missing required scope 'user:read'");
+    });
+    routes.get('/boom', () => {
+      throw new Error('secret internals');
+    });
+    routes.get('/slow', (_req, res) => {
+      release = () => res.json({ done: true });
+    });
+    const app = createServiceApp({
+      name: 'test',
+      logger: createSilentLogger(),
+      registry: createMetricsRegistry('test'),
+      readiness: {
+        dep: async () => {
+          if (!dependencyUp) throw new Error('dep down');
+        },
+      },
+      routes,
+    });
+    svc = await startService({ name: 'test', app, host: '127.0.0.1', port: 0, logger: createSilentLogger() });
+    base = `http://127.0.0.1:${svc.port}`;
+  });
+
+  afterAll(() => svc.stop());
+
+  it('answers health and readiness with JSON', async () => {
+    const health = await fetch(`${base}/_health`);
+    expect(health.status).toBe(200);
+    expect(await health.json()).toEqual({ status: 'ok', service: 'test' });
+    expect((await fetch(`${base}/_ready`)).status).toBe(200);
+    dependencyUp = false;
+    const notReady = await fetch(`${base}/_ready`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toMatchObject({ status: 'not_ready', checks: { dep: { ok: false, error: 'dep down' } } });
+    dependencyUp = true;
+  });
+
+  it('maps errors to PostHog-style bodies', async () => {
+    const bad = await fetch(`${base}/invalid`);
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ type: 'validation_error', code: 'invalid_input', detail: 'name is required.', attr: 'name' });
+    const forbidden = await fetch(`${base}/forbidden`);
+    expect(forbidden.status).toBe(403);
+    expect((await forbidden.json()).code).toBe('permission_denied');
+    const missing = await fetch(`${base}/nope`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({ type: 'invalid_request', code: 'not_found' });
+    const malformed = await fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+    expect(malformed.status).toBe(400);
+    const big = await fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(5000) }) });
+    expect(big.status).toBe(413);
+  });
+
+  it('hides internals of unexpected errors behind an error id', async () => {
+    const res = await fetch(`${base}/boom`);
+    expect(res.status).toBe(500);
+    const body = await res.json();
+    expect(body).toMatchObject({ type: 'server_error', code: 'error' });
+    expect(body.error_id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(JSON.stringify(body)).not.toContain('secret internals');
+  });
+
+  it('exposes Prometheus metrics by route', async () => {
+    const text = await (await fetch(`${base}/_metrics`)).text();
+    expect(text).toMatch(/http_requests_total\{[^}]*route="\/invalid"[^}]*status="400"/);
+  });
+
+  it('finishes in-flight requests when stopping', async () => {
+    const pending = fetch(`${base}/slow`).then((r) => r.json());
+    await new Promise((r) => setTimeout(r, 50));
+    const stopped = svc.stop();
+    release();
+    await expect(pending).resolves.toEqual({ done: true });
+    await stopped;
+    await expect(fetch(`${base}/_health`)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,3 @@
+export { createLogger, createSilentLogger } from './logger';
+export type { Logger, LoggerOptions, LogLevel, LogFormat } from './logger';
+export { redact, redactString, REDACTED } from './redact';

@@ -1,0 +1,41 @@
+// The one Ajv instance of the process. Schemas are compiled once at start-up (compile() caches
+// by schema object), and validation errors are turned into one readable sentence plus the
+// offending attribute, which the HTTP layer returns as PostHog-style `detail` / `attr`.
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormats from 'ajv-formats';
+
+export const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false });
+addFormats(ajv);
+
+export type { ValidateFunction, ErrorObject };
+
+export interface ValidationProblem {
+  detail: string;
+  attr: string | null;
+}
+
+export function describeAjvError(errors: ErrorObject[] | null | undefined): ValidationProblem {
+  const e = errors?.[0];
+  if (!e) return { detail: 'Invalid request body.', attr: null };
+  const path = e.instancePath.replace(/^\//, '').replace(/\//g, '.');
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    const attr = path ? `${path}.${missing}` : missing;
+    return { detail: `${attr} is required.`, attr };
+  }
+  if (e.keyword === 'additionalProperties') {
+    const extra = (e.params as { additionalProperty: string }).additionalProperty;
+    const attr = path ? `${path}.${extra}` : extra;
+    return { detail: `${attr} is not an accepted field.`, attr };
+  }
+  if (e.keyword === 'enum') {
+    const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
+    return { detail: `${path || 'value'} must be one of ${allowed}.`, attr: path || null };
+  }
+  return { detail: `${path || 'body'} ${e.message ?? 'is invalid'}.`, attr: path || null };
+}
+
+/** Compile a schema with the shared instance; call at module load, not per request. */
+export function compile<T>(schema: object): ValidateFunction<T> {
+  return ajv.compile<T>(schema);
+}
