@@ -9,12 +9,15 @@ export interface RedisClientOptions {
   /** Name shown in CLIENT LIST, e.g. the service name. */
   name?: string;
   commandTimeoutMs?: number;
+  /** Prepended to every key (not to pub/sub channels); tests use it to isolate themselves. */
+  keyPrefix?: string;
   onError?: (err: Error) => void;
 }
 
 export function createRedis(opts: RedisClientOptions): Redis {
   const options: RedisOptions = {
     connectionName: opts.name,
+    keyPrefix: opts.keyPrefix,
     maxRetriesPerRequest: 1,
     enableOfflineQueue: true,
     commandTimeout: opts.commandTimeoutMs ?? 1000,

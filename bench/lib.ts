@@ -1,0 +1,100 @@
+// Shared benchmark helpers: an autocannon run with its figures, child-process servers that
+// stop with the benchmark, and the side-by-side ratio line every benchmark prints.
+import { spawn, type ChildProcess } from 'node:child_process';
+import readline from 'node:readline';
+import autocannon from 'autocannon';
+
+export interface LoadOptions {
+  url: string;
+  method?: 'GET' | 'POST' | 'PATCH';
+  headers?: Record<string, string>;
+  /** A fixed body, or a function producing one body per request. */
+  body?: string | (() => string);
+  connections?: number;
+  durationSeconds?: number;
+  /** Stop after this many requests (bounded even if the server is fast). */
+  amount?: number;
+  /** Requests per second cap over all connections (for latency at a fixed rate). */
+  overallRate?: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}
+
+export async function load(opts: LoadOptions): Promise<LoadResult> {
+  const bodyFn = typeof opts.body === 'function' ? opts.body : undefined;
+  const result = await autocannon({
+    url: opts.url,
+    method: opts.method ?? 'POST',
+    headers: { 'content-type': 'application/json', ...opts.headers },
+    body: typeof opts.body === 'string' ? opts.body : undefined,
+    connections: opts.connections ?? 50,
+    duration: opts.durationSeconds ?? 10,
+    amount: opts.amount,
+    overallRate: opts.overallRate,
+    timeout: 10,
+    requests: bodyFn ? [{ setupRequest: (req) => ({ ...req, body: bodyFn() }) }] : undefined,
+  });
+  return {
+    requests: result.requests.total,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx,
+    errors: result.errors,
+    timeouts: result.timeouts,
+  };
+}
+
+export function ratioLine(label: string, subject: number, baseline: number, unit: string): string {
+  const ratio = baseline > 0 ? subject / baseline : NaN;
+  return `${label}: ${fmt(subject)} ${unit} vs baseline ${fmt(baseline)} ${unit} -> ratio ${ratio.toFixed(2)}`;
+}
+
+export function fmt(n: number): string {
+  return n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(2);
+}
+
+export interface ChildServer {
+  process: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `node --import tsx <script>` and resolves once a stdout line matches `ready`. */
+export async function startChild(script: string, env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs = 30_000): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const lines: string[] = [];
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} not ready in ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)), timeoutMs);
+    for (const s of [child.stdout!, child.stderr!]) {
+      readline.createInterface({ input: s }).on('line', (l) => {
+        lines.push(l);
+        if (ready.test(l)) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+    }
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`${script} exited with ${code}:\n${lines.slice(-20).join('\n')}`));
+    });
+  });
+  return {
+    process: child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+      }),
+  };
+}

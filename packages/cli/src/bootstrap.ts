@@ -1,0 +1,136 @@
+// `sett bootstrap`: the default organization, project, staff user and an all-scopes personal
+// API key. Idempotent on the user's email: a second run finds the same organization, project
+// and user, and issues a fresh personal key (stored keys cannot be shown again).
+import { createPrisma } from '@sett/db';
+import { createRedis, writeProjectToken } from '@sett/cache';
+import { generateKeyId, generatePersonalApiKey, generateProjectToken, hashPersonalApiKey, maskKey } from '@sett/keys';
+
+export interface BootstrapOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  email?: string;
+  organizationName?: string;
+  projectName?: string;
+  /** For `pnpm start`: do nothing (and issue no key) when any user exists already. */
+  onlyIfEmpty?: boolean;
+}
+
+export interface BootstrapResult {
+  created: boolean;
+  organization_id: string;
+  project_id: number;
+  project_api_key: string;
+  personal_api_key: string | null;
+  user_uuid: string;
+}
+
+const OWNER_LEVEL = 15;
+
+function slugify(name: string): string {
+  return (
+    name
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, '-')
+      .replace(/^-+|-+$/g, '')
+      .slice(0, 48) || 'org'
+  );
+}
+
+export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult> {
+  const prisma = createPrisma({ databaseUrl: opts.databaseUrl });
+  const redis = createRedis({ url: opts.redisUrl, name: 'sett-cli' });
+  try {
+    const email = (opts.email ?? 'admin@sett.local').toLowerCase();
+    const orgName = opts.organizationName ?? 'Default Organization';
+    const projectName = opts.projectName ?? 'Default Project';
+
+    if (opts.onlyIfEmpty && (await prisma.user.count()) > 0) {
+      const team = await prisma.team.findFirst({ orderBy: { id: 'asc' } });
+      const user = await prisma.user.findFirst({ orderBy: { id: 'asc' } });
+      if (team && user) {
+        await writeProjectToken(redis, team.apiToken, { teamId: team.id, organizationId: team.organizationId });
+        return {
+          created: false,
+          organization_id: team.organizationId,
+          project_id: team.id,
+          project_api_key: team.apiToken,
+          personal_api_key: null,
+          user_uuid: user.uuid,
+        };
+      }
+    }
+
+    const result = await prisma.$transaction(async (tx) => {
+      let created = false;
+      let user = await tx.user.findUnique({ where: { email } });
+      let organizationId = user?.currentOrganizationId ?? null;
+      if (!organizationId) {
+        const org = await tx.organization.upsert({
+          where: { slug: slugify(orgName) },
+          update: {},
+          create: { name: orgName, slug: slugify(orgName) },
+        });
+        organizationId = org.id;
+        created = true;
+      }
+      let team = await tx.team.findFirst({
+        where: user?.currentTeamId ? { id: user.currentTeamId } : { organizationId, name: projectName },
+      });
+      if (!team) {
+        const fresh = await tx.team.create({
+          data: { organizationId, name: projectName, apiToken: generateProjectToken(), projectId: 0 },
+        });
+        // project_id equals the team id (one project per team, as in PostHog).
+        team = await tx.team.update({ where: { id: fresh.id }, data: { projectId: BigInt(fresh.id) } });
+        created = true;
+      }
+      if (!user) {
+        user = await tx.user.create({
+          data: {
+            email,
+            distinctId: generateKeyId(),
+            firstName: 'Admin',
+            isStaff: true,
+            isEmailVerified: true,
+            currentOrganizationId: organizationId,
+            currentTeamId: team.id,
+          },
+        });
+        created = true;
+      }
+      await tx.organizationMembership.upsert({
+        where: { organizationId_userId: { organizationId, userId: user.id } },
+        update: {},
+        create: { organizationId, userId: user.id, level: OWNER_LEVEL },
+      });
+      const value = generatePersonalApiKey();
+      await tx.personalApiKey.create({
+        data: {
+          id: generateKeyId(),
+          userId: user.id,
+          label: `bootstrap ${new Date().toISOString()}`,
+          secureValue: hashPersonalApiKey(value),
+          maskValue: maskKey(value),
+          scopes: ['*'],
+        },
+      });
+      return { created, organizationId, team, user, value };
+    });
+
+    await writeProjectToken(redis, result.team.apiToken, {
+      teamId: result.team.id,
+      organizationId: result.organizationId,
+    });
+    return {
+      created: result.created,
+      organization_id: result.organizationId,
+      project_id: result.team.id,
+      project_api_key: result.team.apiToken,
+      personal_api_key: result.value,
+      user_uuid: result.user.uuid,
+    };
+  } finally {
+    await prisma.$disconnect();
+    redis.disconnect();
+  }
+}

@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Brings a machine from nothing to ready: pnpm, dependencies, Postgres, Redis, the Kafka
+# development broker, the database and its migrations. Idempotent and quiet when there is
+# nothing to do; used by `pnpm start` / `npm start` and by `pnpm test` / `npm test`.
+#
+# It reuses whatever DATABASE_URL, REDIS_URL and KAFKA_BROKERS point at. When those are local
+# and not answering, it starts (and, as root on Debian, installs) Postgres and Redis.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
+apt_updated=0
+apt_install() {
+  [ "$apt_updated" = 1 ] || { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null; apt_updated=1; }
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+export DATABASE_URL="${DATABASE_URL:-postgresql://root@127.0.0.1:5432/sett}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+
+# --- pnpm (the version pinned in package.json's packageManager) -------------------------------
+want_pnpm=$(node -p "require('./package.json').packageManager.split('@')[1]")
+if ! command -v pnpm >/dev/null || [ "$(pnpm -v 2>/dev/null)" != "$want_pnpm" ]; then
+  log "installing pnpm@$want_pnpm from the npm registry"
+  npm install -g --silent "pnpm@$want_pnpm" >/dev/null 2>&1 || as_root npm install -g --silent "pnpm@$want_pnpm" >/dev/null
+fi
+
+# --- dependencies ------------------------------------------------------------------------------
+stamp=node_modules/.sett-install-stamp
+if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+  log "installing dependencies (pnpm install --frozen-lockfile)"
+  CI=true pnpm install --frozen-lockfile --reporter=silent
+  touch "$stamp"
+elif [ ! -d packages/db/src/generated/prisma ]; then
+  node scripts/prisma-generate.js
+fi
+
+# --- Postgres and Redis ------------------------------------------------------------------------
+hostport() { node -e 'const u=new URL(process.argv[1]);console.log(u.hostname+" "+(u.port||process.argv[2]))' "$1" "$2"; }
+reachable() { timeout 2 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
+is_local() { [ "$1" = 127.0.0.1 ] || [ "$1" = localhost ] || [ "$1" = ::1 ]; }
+wait_for() { for _ in $(seq 1 60); do reachable "$1" "$2" && return 0; sleep 0.5; done; return 1; }
+
+read -r pg_host pg_port < <(hostport "$DATABASE_URL" 5432)
+if ! reachable "$pg_host" "$pg_port"; then
+  is_local "$pg_host" || { log "Postgres at $pg_host:$pg_port is not reachable"; exit 1; }
+  if ! ls /etc/postgresql/*/main >/dev/null 2>&1; then
+    log "installing PostgreSQL from Debian's packages"
+    apt_install postgresql
+  fi
+  ver=$(ls /etc/postgresql | sort -n | tail -1)
+  # Local development only: let local TCP clients in without a password, as the dev stack expects.
+  hba=/etc/postgresql/$ver/main/pg_hba.conf
+  if ! grep -q '^host all all 127.0.0.1/32 trust' "$hba" 2>/dev/null; then
+    as_root sed -i '1i host all all 127.0.0.1/32 trust\nhost all all ::1/128 trust' "$hba" || true
+  fi
+  log "starting PostgreSQL $ver"
+  as_root pg_ctlcluster --skip-systemctl-redirect "$ver" main start 2>/dev/null || as_root pg_ctlcluster "$ver" main start || true
+  wait_for "$pg_host" "$pg_port" || { log "Postgres did not come up on $pg_host:$pg_port"; exit 1; }
+  pg_user=$(node -e 'console.log(decodeURIComponent(new URL(process.argv[1]).username)||"postgres")' "$DATABASE_URL")
+  as_root su postgres -c "psql -qtAc \"SELECT 1 FROM pg_roles WHERE rolname='$pg_user'\" | grep -q 1 || psql -qc 'CREATE ROLE \"$pg_user\" SUPERUSER LOGIN'" || true
+fi
+
+read -r redis_host redis_port < <(hostport "$REDIS_URL" 6379)
+if ! reachable "$redis_host" "$redis_port"; then
+  is_local "$redis_host" || { log "Redis at $redis_host:$redis_port is not reachable"; exit 1; }
+  command -v redis-server >/dev/null || { log "installing Redis from Debian's packages"; apt_install redis-server; }
+  log "starting Redis on $redis_port"
+  mkdir -p .sett
+  redis-server --daemonize yes --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no --dir "$PWD/.sett" --logfile "$PWD/.sett/redis.log"
+  wait_for "$redis_host" "$redis_port" || { log "Redis did not come up"; exit 1; }
+fi
+
+# --- Kafka development broker (only when no real Kafka is configured) -------------------------
+if [ -z "${KAFKA_BROKERS:-}" ]; then
+  bash deploy/dev-broker/build.sh >&2
+fi
+
+# --- database and migrations -------------------------------------------------------------------
+if [ "${SETT_SKIP_MIGRATE:-}" != 1 ]; then
+  node_modules/.bin/tsx scripts/migrate.ts
+fi

@@ -1,0 +1,127 @@
+// `pnpm start`: the whole Sett stack on this machine, in the foreground.
+// Starts the Kafka development broker unless KAFKA_BROKERS is set, the four services and the
+// edge on SETT_PORT, bootstraps a default project on an empty database and prints its keys.
+// Ctrl-C (or SIGTERM) stops everything this script started, and nothing else.
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import { loadConfigOrExit } from '@sett/config';
+import { startDevBroker, startEdge, type DevBroker, type Edge } from '@sett/devstack';
+import { bootstrap } from '@sett/cli';
+
+const root = path.resolve(__dirname, '..');
+const config = loadConfigOrExit();
+const services = [
+  { name: 'management', port: config.ports.management },
+  { name: 'capture', port: config.ports.capture },
+  { name: 'decide', port: config.ports.decide },
+  { name: 'ingestion', port: config.ports.ingestion },
+] as const;
+
+const children: ChildProcess[] = [];
+let broker: DevBroker | undefined;
+let edge: Edge | undefined;
+let stopping = false;
+
+function say(line: string) {
+  process.stdout.write(`${line}\n`);
+}
+
+function launch(name: string, env: NodeJS.ProcessEnv): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'services', name, 'src', 'main.ts')], {
+    cwd: root,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  for (const stream of [child.stdout, child.stderr]) {
+    readline.createInterface({ input: stream! }).on('line', (l) => say(`[${name}] ${l}`));
+  }
+  child.on('exit', (code, signal) => {
+    if (!stopping) {
+      say(`[${name}] exited (${signal ?? code}); stopping the stack`);
+      void shutdown(1);
+    }
+  });
+  children.push(child);
+  return child;
+}
+
+async function waitHealthy(name: string, port: number, timeoutMs = 60_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/_health`);
+      if (res.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`${name} did not answer /_health on port ${port} within ${timeoutMs / 1000}s`);
+}
+
+async function shutdown(code: number) {
+  if (stopping) return;
+  stopping = true;
+  say('stopping…');
+  await edge?.stop();
+  await Promise.all(
+    children.map(
+      (c) =>
+        new Promise<void>((resolve) => {
+          if (c.exitCode !== null || c.signalCode !== null) return resolve();
+          c.once('exit', () => resolve());
+          c.kill('SIGTERM');
+          setTimeout(() => c.kill('SIGKILL'), config.shutdownTimeoutMs + 5000).unref();
+        }),
+    ),
+  );
+  await broker?.stop();
+  process.exit(code);
+}
+
+async function main() {
+  process.on('SIGINT', () => void shutdown(0));
+  process.on('SIGTERM', () => void shutdown(0));
+
+  let brokers = config.kafkaBrokers.join(',');
+  if (!brokers) {
+    broker = await startDevBroker();
+    brokers = broker.bootstrap;
+    say(`kafka development broker: ${brokers} (in memory; set KAFKA_BROKERS to use a real Kafka)`);
+  }
+  const env = { ...process.env, KAFKA_BROKERS: brokers, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl };
+  for (const s of services) launch(s.name, env);
+  await Promise.all(services.map((s) => waitHealthy(s.name, s.port)));
+  edge = await startEdge({
+    host: config.host,
+    port: config.ports.edge,
+    upstreams: {
+      management: { host: '127.0.0.1', port: config.ports.management },
+      capture: { host: '127.0.0.1', port: config.ports.capture },
+      decide: { host: '127.0.0.1', port: config.ports.decide },
+    },
+  });
+
+  const result = await bootstrap({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl, onlyIfEmpty: true });
+  say('');
+  say(`Sett is running. Edge: http://${config.host}:${edge.port}`);
+  for (const s of services) say(`  ${s.name.padEnd(11)} http://127.0.0.1:${s.port}  (/_health, /_ready, /_metrics)`);
+  say(`  kafka       ${brokers}`);
+  if (result.created) {
+    say('');
+    say('Created a default organization, project and user:');
+    say(`  project id         ${result.project_id}`);
+    say(`  project API key    ${result.project_api_key}   (SDKs: api_key)`);
+    say(`  personal API key   ${result.personal_api_key}   (Authorization: Bearer …; shown only now)`);
+  } else {
+    say(`  project id ${result.project_id}, project API key ${result.project_api_key}`);
+    say('  (create a personal API key with: pnpm sett keys create --user <uuid> --scopes "*")');
+  }
+  say('Press Ctrl-C to stop.');
+}
+
+main().catch((err) => {
+  say(`start failed: ${(err as Error).message}`);
+  void shutdown(1);
+});
