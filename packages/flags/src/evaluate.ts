@@ -1,0 +1,247 @@
+// Evaluation of flag definitions for one person (or group), following PostHog's
+// FeatureFlagMatcher.get_match (posthog/models/feature_flag/flag_matching.py and its Rust
+// successor rust/feature-flags flags/flag_matching.rs). Pure: everything comes in through the
+// definitions and the context.
+import { FlagEvaluationError } from './errors';
+import { flagHash } from './hash';
+import { assertSupportedFilter, matchProperty } from './property-match';
+import { outranks, reason } from './reasons';
+import { matchingVariant } from './variants';
+import type {
+  EvaluateFlagsResult,
+  EvaluationContext,
+  FlagConditionGroup,
+  FlagDefinition,
+  FlagReason,
+  FlagReasonCode,
+  FlagResult,
+  PropertyFilter,
+} from './types';
+
+type ConditionOutcome = 'condition_match' | 'out_of_rollout_bound' | 'no_condition_match';
+
+interface Subject {
+  /** What the hash buckets: distinct_id, group key, or the experience-continuity hash key. */
+  hashId: string;
+  aggregation: number | null;
+}
+
+/** The key of the person property that early access enrollment sets. */
+export function enrollmentPropertyKey(flagKey: string): string {
+  return `$feature_enrollment/${flagKey}`;
+}
+
+/**
+ * Evaluates every active, non-deleted flag. A flag that cannot be computed (cohort filter,
+ * invalid regex, malformed filters) is left out and errorsWhileComputingFlags is set, while the
+ * others are still evaluated: PostHog's partial-result contract.
+ */
+export function evaluateFlags(
+  flags: FlagDefinition[],
+  ctx: EvaluationContext,
+  onError?: (flagKey: string, error: Error) => void,
+): EvaluateFlagsResult {
+  const results: Record<string, FlagResult> = {};
+  let errorsWhileComputingFlags = false;
+  // One clock reading per request, so every relative date in every flag shares the same "now".
+  const context = ctx.now ? ctx : { ...ctx, now: new Date() };
+  for (const flag of flags) {
+    if (!flag || flag.deleted || !flag.active) continue;
+    try {
+      results[flag.key] = evaluateFlag(flag, context);
+    } catch (err) {
+      errorsWhileComputingFlags = true;
+      onError?.(String(flag.key), err instanceof Error ? err : new Error(String(err)));
+    }
+  }
+  return { flags: results, errorsWhileComputingFlags };
+}
+
+/**
+ * Evaluates one flag as defined, whatever its active/deleted state (evaluateFlags filters those).
+ * Throws FlagEvaluationError when the flag cannot be computed.
+ */
+export function evaluateFlag(flag: FlagDefinition, ctx: EvaluationContext): FlagResult {
+  assertEvaluable(flag);
+  const now = ctx.now ?? new Date();
+  const filters = flag.filters;
+  const aggregation = filters.aggregation_group_type_index ?? null;
+
+  let hashId: string;
+  if (aggregation !== null) {
+    const groupType = own(ctx.groupTypeMapping, aggregation);
+    const groupKey = groupType === undefined ? undefined : own(ctx.groups, groupType);
+    // A group flag without its group in the request cannot be bucketed: off, not an error.
+    if (groupKey === undefined || groupKey === null || groupKey === '') {
+      return result(flag, false, undefined, reason('no_group_type', null));
+    }
+    hashId = String(groupKey);
+  } else {
+    const override = flag.ensure_experience_continuity ? own(ctx.hashKeyOverrides, flag.key) : undefined;
+    hashId = override ?? ctx.distinctId;
+  }
+  const subject: Subject = { hashId, aggregation };
+
+  const enrolled = enrollment(flag, subject, ctx, now);
+  if (enrolled !== undefined) return result(flag, enrolled, undefined, reason('super_condition_value', 0));
+
+  // Conditions with a variant override go first (stable, so each side keeps its order), but keep
+  // their original index for the reason; PostHog sorts the same way so that an override applies
+  // to the first matching condition.
+  const indexed = (filters.groups ?? []).map((condition, index) => ({ condition, index }));
+  const ordered = [
+    ...indexed.filter((c) => c.condition.variant),
+    ...indexed.filter((c) => !c.condition.variant),
+  ];
+
+  let best: { code: FlagReasonCode; index: number | null } = { code: 'no_condition_match', index: null };
+  for (const { condition, index } of ordered) {
+    const outcome = conditionOutcome(flag, condition, subject, ctx, now, false);
+    if (outcome === 'condition_match') {
+      return result(flag, true, pickVariant(flag, condition, subject), reason('condition_match', index));
+    }
+    if (outranks(outcome, best.code)) best = { code: outcome, index };
+  }
+  return result(flag, false, undefined, reason(best.code, best.index));
+}
+
+// Early access enrollment decides the flag only when the person carries the enrollment
+// property; otherwise (undefined) evaluation falls through to the normal conditions.
+function enrollment(
+  flag: FlagDefinition,
+  subject: Subject,
+  ctx: EvaluationContext,
+  now: Date,
+): boolean | undefined {
+  const person = ctx.personProperties;
+  if (flag.filters.feature_enrollment === true) {
+    const key = enrollmentPropertyKey(flag.key);
+    if (!Object.prototype.hasOwnProperty.call(person, key)) return undefined;
+    return person[key] === true || person[key] === 'true';
+  }
+  const superCondition = flag.filters.super_groups?.[0];
+  const properties = superCondition?.properties ?? [];
+  if (!superCondition || properties.length === 0) return undefined;
+  const isSet = properties.some((p) => Object.prototype.hasOwnProperty.call(person, p.key));
+  if (!isSet) return undefined;
+  return conditionOutcome(flag, superCondition, subject, ctx, now, true) === 'condition_match';
+}
+
+function conditionOutcome(
+  flag: FlagDefinition,
+  condition: FlagConditionGroup,
+  subject: Subject,
+  ctx: EvaluationContext,
+  now: Date,
+  personOnly: boolean,
+): ConditionOutcome {
+  for (const filter of condition.properties ?? []) {
+    const properties = personOnly ? ctx.personProperties : propertiesFor(filter, subject.aggregation, ctx);
+    if (!matchProperty(filter, properties, now)) return 'no_condition_match';
+  }
+  const rollout = condition.rollout_percentage;
+  // PostHog's bound is inclusive: in rollout when hash <= percentage / 100.
+  if (rollout !== null && rollout !== undefined && flagHash(flag.key, subject.hashId) > rollout / 100) {
+    return 'out_of_rollout_bound';
+  }
+  return 'condition_match';
+}
+
+// Person filters read person properties; group filters read their group's properties; untyped
+// filters (older flags) read whatever the flag aggregates by.
+function propertiesFor(
+  filter: PropertyFilter,
+  aggregation: number | null,
+  ctx: EvaluationContext,
+): Record<string, unknown> {
+  if (filter.type === 'person') return ctx.personProperties;
+  const groupTypeIndex = filter.type === 'group' ? (filter.group_type_index ?? aggregation) : aggregation;
+  if (groupTypeIndex === null || groupTypeIndex === undefined) return ctx.personProperties;
+  const groupType = own(ctx.groupTypeMapping, groupTypeIndex);
+  return (groupType !== undefined && own(ctx.groupProperties, groupType)) || {};
+}
+
+function pickVariant(
+  flag: FlagDefinition,
+  condition: FlagConditionGroup,
+  subject: Subject,
+): string | undefined {
+  const variants = flag.filters.multivariate?.variants ?? [];
+  if (variants.length === 0) return undefined;
+  // An override naming a variant that no longer exists falls back to the hashed variant.
+  if (condition.variant && variants.some((v) => v.key === condition.variant)) return condition.variant;
+  return matchingVariant(flag.key, subject.hashId, variants);
+}
+
+function result(
+  flag: FlagDefinition,
+  enabled: boolean,
+  variant: string | undefined,
+  why: FlagReason,
+): FlagResult {
+  const metadata: FlagResult['metadata'] = { id: flag.id, version: flag.version };
+  if (enabled) {
+    const payload = payloadText(own(flag.filters.payloads, variant ?? 'true'));
+    if (payload !== undefined) metadata.payload = payload;
+  }
+  // PostHog reports the flag's name as metadata.description.
+  if (typeof flag.name === 'string' && flag.name !== '') metadata.description = flag.name;
+  const out: FlagResult = { key: flag.key, enabled, reason: why, metadata };
+  if (enabled && variant !== undefined) out.variant = variant;
+  return out;
+}
+
+// Lookups in request-supplied maps must not reach Object.prototype (a flag keyed "constructor").
+function own<T>(map: Record<string | number, T> | undefined, key: string | number): T | undefined {
+  return map && Object.prototype.hasOwnProperty.call(map, key) ? map[key] : undefined;
+}
+
+// PostHog stores payloads as JSON text and returns that text; a payload stored as a JSON value
+// is serialised so the response always carries a string holding JSON.
+function payloadText(payload: unknown): string | undefined {
+  if (payload === undefined || payload === null) return undefined;
+  return typeof payload === 'string' ? payload : JSON.stringify(payload);
+}
+
+// Rejects definitions that cannot be evaluated before any hashing, so the outcome (error or
+// not) is the same for everyone: malformed shapes, unsupported filters, invalid regexes.
+function assertEvaluable(flag: FlagDefinition): void {
+  const fail = (message: string): never => {
+    throw new FlagEvaluationError(`flag ${String(flag?.key)}: ${message}`, flag?.key);
+  };
+  if (!flag || typeof flag.key !== 'string') fail('missing key');
+  const filters = flag.filters as unknown;
+  if (!filters || typeof filters !== 'object' || Array.isArray(filters)) fail('filters must be an object');
+  const aggregation = flag.filters.aggregation_group_type_index;
+  if (aggregation !== undefined && aggregation !== null && !Number.isInteger(aggregation)) {
+    fail('aggregation_group_type_index must be an integer');
+  }
+  const variants = flag.filters.multivariate?.variants;
+  if (flag.filters.multivariate && !Array.isArray(variants)) fail('multivariate.variants must be an array');
+  for (const variant of variants ?? []) {
+    if (!variant || typeof variant.key !== 'string' || !Number.isFinite(variant.rollout_percentage)) {
+      fail('each variant needs a key and a numeric rollout_percentage');
+    }
+  }
+  for (const list of [flag.filters.groups, flag.filters.super_groups]) {
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) fail('condition groups must be an array');
+    for (const condition of list) {
+      if (!condition || typeof condition !== 'object') fail('condition group must be an object');
+      const rollout = condition.rollout_percentage;
+      if (rollout !== undefined && rollout !== null && !Number.isFinite(rollout)) {
+        fail('rollout_percentage must be a number');
+      }
+      const properties = condition.properties ?? [];
+      if (!Array.isArray(properties)) fail('condition properties must be an array');
+      for (const filter of properties) {
+        if (!filter || typeof filter.key !== 'string') fail('property filter needs a key');
+        try {
+          assertSupportedFilter(filter);
+        } catch (err) {
+          fail((err as Error).message);
+        }
+      }
+    }
+  }
+}

@@ -1,0 +1,176 @@
+// Matching one property filter against a property bag, with the semantics of PostHog's flag
+// service (rust/feature-flags properties/property_matching.rs) when every property of the
+// person or group is known: an absent property is simply absent, never "inconclusive".
+import { parseDateString, parsePropertyDate } from './dates';
+import { FlagEvaluationError } from './errors';
+import type { PropertyFilter } from './types';
+
+const OPERATORS = new Set([
+  'exact',
+  'is_not',
+  'is_set',
+  'is_not_set',
+  'icontains',
+  'not_icontains',
+  'regex',
+  'not_regex',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'is_date_before',
+  'is_date_after',
+  'is_date_exact',
+]);
+
+// Rust's str::parse::<f64> grammar, so "10" compares as a number and "10abc" does not.
+const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+// PostHog compiles patterns with a Python-flavoured engine; these two spellings are common in
+// PostHog filters and have direct JavaScript equivalents.
+const LEADING_INLINE_FLAGS = /^\(\?([imsx]+)\)/;
+const PYTHON_NAMED_GROUP = /\(\?P</g;
+
+/**
+ * Throws FlagEvaluationError when the filter can never be evaluated here: cohort and flag
+ * dependency filters, unknown operators, invalid regular expressions. Checked for the whole flag
+ * up front so that whether a flag errors does not depend on who is asking.
+ */
+export function assertSupportedFilter(filter: PropertyFilter): void {
+  if (filter.type === 'cohort')
+    throw new FlagEvaluationError(`cohort filters are not supported (${filter.key})`);
+  if (filter.type === 'flag')
+    throw new FlagEvaluationError(`flag dependency filters are not supported (${filter.key})`);
+  const operator = filter.operator ?? 'exact';
+  if (!OPERATORS.has(operator))
+    throw new FlagEvaluationError(`unsupported operator "${operator}" on ${filter.key}`);
+  if ((operator === 'regex' || operator === 'not_regex') && filter.value != null) compileRegex(filter.value);
+}
+
+export function matchProperty(
+  filter: PropertyFilter,
+  properties: Record<string, unknown>,
+  now: Date,
+): boolean {
+  assertSupportedFilter(filter);
+  const operator = filter.operator ?? 'exact';
+  const present = Object.prototype.hasOwnProperty.call(properties, filter.key);
+
+  // A key set to null still counts as set, as in PostHog (it checks key presence).
+  if (operator === 'is_set') return present;
+  if (operator === 'is_not_set') return !present;
+
+  // Every other operator needs a filter value; without one nothing matches.
+  const expected = filter.value;
+  if (expected === undefined || expected === null) return false;
+  const actual = properties[filter.key];
+
+  switch (operator) {
+    case 'exact':
+      return present && exactMatch(expected, actual);
+    // The negative operators match an absent property: "is not X" holds when there is no value.
+    case 'is_not':
+      return !present || !exactMatch(expected, actual);
+    case 'icontains':
+      return present && asciiLower(repr(actual)).includes(asciiLower(repr(expected)));
+    case 'not_icontains':
+      return !present || !asciiLower(repr(actual)).includes(asciiLower(repr(expected)));
+    case 'regex':
+      return present && compileRegex(expected).test(repr(actual));
+    case 'not_regex':
+      return !present || !compileRegex(expected).test(repr(actual));
+    case 'gt':
+    case 'gte':
+    case 'lt':
+    case 'lte':
+      return present && actual !== null && compareOrdered(operator, actual, expected);
+    default:
+      return present && matchDate(operator, actual, expected, now);
+  }
+}
+
+// PostHog's exact match: boolean-like filter values compare by truthiness ("True" == true),
+// lists mean any-of, everything else compares as case-insensitive text.
+function exactMatch(expected: unknown, actual: unknown): boolean {
+  if (isBooleanLike(expected)) return isTruthy(actual) === isTruthy(expected);
+  const target = repr(actual).toLowerCase();
+  if (Array.isArray(expected)) return expected.some((candidate) => repr(candidate).toLowerCase() === target);
+  return repr(expected).toLowerCase() === target;
+}
+
+function isBooleanLike(value: unknown): boolean {
+  if (typeof value === 'boolean') return true;
+  if (typeof value === 'string') return ['true', 'false'].includes(value.toLowerCase());
+  if (Array.isArray(value)) return value.every(isBooleanLike);
+  return false;
+}
+
+function isTruthy(value: unknown): boolean {
+  if (typeof value === 'boolean') return value;
+  if (typeof value === 'string') return value.toLowerCase() === 'true';
+  if (Array.isArray(value)) return value.every(isTruthy);
+  return false;
+}
+
+// Numeric comparison when both sides are numbers (or numeric strings); otherwise text order,
+// as PostHog's SDK local evaluation does.
+function compareOrdered(operator: 'gt' | 'gte' | 'lt' | 'lte', actual: unknown, expected: unknown): boolean {
+  const a = toNumber(actual);
+  const e = toNumber(expected);
+  if (Number.isFinite(a) && Number.isFinite(e)) return compare(operator, a, e);
+  return compare(operator, repr(actual), repr(expected));
+}
+
+function compare<T extends number | string>(operator: 'gt' | 'gte' | 'lt' | 'lte', lhs: T, rhs: T): boolean {
+  if (operator === 'gt') return lhs > rhs;
+  if (operator === 'gte') return lhs >= rhs;
+  if (operator === 'lt') return lhs < rhs;
+  return lhs <= rhs;
+}
+
+function toNumber(value: unknown): number {
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string' && FLOAT.test(value)) return Number(value);
+  return NaN;
+}
+
+function matchDate(operator: string, actual: unknown, expected: unknown, now: Date): boolean {
+  // Unparseable dates on either side are a non-match, not an error, as in PostHog's service.
+  if (typeof expected !== 'string') return false;
+  const actualDate = parsePropertyDate(actual, now);
+  const expectedDate = parseDateString(expected, now);
+  if (!actualDate || !expectedDate) return false;
+  const a = actualDate.getTime();
+  const e = expectedDate.getTime();
+  if (operator === 'is_date_before') return a < e;
+  if (operator === 'is_date_after') return a > e;
+  return a === e;
+}
+
+function compileRegex(pattern: unknown): RegExp {
+  let source = repr(pattern);
+  let flags = '';
+  const inline = LEADING_INLINE_FLAGS.exec(source);
+  if (inline && !inline[1]!.includes('x')) {
+    flags = [...new Set(inline[1])].join('');
+    source = source.slice(inline[0].length);
+  }
+  try {
+    return new RegExp(source.replace(PYTHON_NAMED_GROUP, '(?<'), flags);
+  } catch (err) {
+    throw new FlagEvaluationError(
+      `invalid regex ${JSON.stringify(repr(pattern))}: ${(err as Error).message}`,
+    );
+  }
+}
+
+// How PostHog turns a JSON value into text for comparison: strings as they are, anything else
+// as compact JSON (true -> "true", 5 -> "5", null -> "null", ["a"] -> '["a"]').
+function repr(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return JSON.stringify(value) ?? 'null';
+}
+
+// PostHog lowercases only ASCII letters for the contains operators.
+function asciiLower(value: string): string {
+  return value.replace(/[A-Z]/g, (c) => c.toLowerCase());
+}
