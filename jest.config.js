@@ -1,6 +1,8 @@
 // One jest run for the whole workspace. Unit tests are pure; integration tests talk to the real
 // Postgres, Redis and the Kafka development broker that the global setup starts once per run.
-const transform = { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] };
+const transform = {
+  '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }],
+};
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {

@@ -68,11 +68,22 @@ export interface ChildServer {
 }
 
 /** Starts `node --import tsx <script>` and resolves once a stdout line matches `ready`. */
-export async function startChild(script: string, env: NodeJS.ProcessEnv, ready: RegExp, timeoutMs = 30_000): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startChild(
+  script: string,
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  timeoutMs = 30_000,
+): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const lines: string[] = [];
   await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} not ready in ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)), timeoutMs);
+    const timer = setTimeout(
+      () => reject(new Error(`${script} not ready in ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)),
+      timeoutMs,
+    );
     for (const s of [child.stdout!, child.stderr!]) {
       readline.createInterface({ input: s }).on('line', (l) => {
         lines.push(l);

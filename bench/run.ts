@@ -21,7 +21,9 @@ async function main() {
   let failed = false;
   for (const name of names) {
     process.stdout.write(`\n=== bench ${name} ===\n`);
-    const mod = (await import(path.join(__dirname, `${name}.bench.ts`))) as { run: () => Promise<boolean | void> };
+    const mod = (await import(path.join(__dirname, `${name}.bench.ts`))) as {
+      run: () => Promise<boolean | void>;
+    };
     const ok = await mod.run();
     if (ok === false) failed = true;
   }

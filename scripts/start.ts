@@ -28,11 +28,15 @@ function say(line: string) {
 }
 
 function launch(name: string, env: NodeJS.ProcessEnv): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'services', name, 'src', 'main.ts')], {
-    cwd: root,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'services', name, 'src', 'main.ts')],
+    {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   for (const stream of [child.stdout, child.stderr]) {
     readline.createInterface({ input: stream! }).on('line', (l) => say(`[${name}] ${l}`));
   }
@@ -90,7 +94,12 @@ async function main() {
     brokers = broker.bootstrap;
     say(`kafka development broker: ${brokers} (in memory; set KAFKA_BROKERS to use a real Kafka)`);
   }
-  const env = { ...process.env, KAFKA_BROKERS: brokers, DATABASE_URL: config.databaseUrl, REDIS_URL: config.redisUrl };
+  const env = {
+    ...process.env,
+    KAFKA_BROKERS: brokers,
+    DATABASE_URL: config.databaseUrl,
+    REDIS_URL: config.redisUrl,
+  };
   for (const s of services) launch(s.name, env);
   await Promise.all(services.map((s) => waitHealthy(s.name, s.port)));
   edge = await startEdge({
@@ -103,10 +112,15 @@ async function main() {
     },
   });
 
-  const result = await bootstrap({ databaseUrl: config.databaseUrl, redisUrl: config.redisUrl, onlyIfEmpty: true });
+  const result = await bootstrap({
+    databaseUrl: config.databaseUrl,
+    redisUrl: config.redisUrl,
+    onlyIfEmpty: true,
+  });
   say('');
   say(`Sett is running. Edge: http://${config.host}:${edge.port}`);
-  for (const s of services) say(`  ${s.name.padEnd(11)} http://127.0.0.1:${s.port}  (/_health, /_ready, /_metrics)`);
+  for (const s of services)
+    say(`  ${s.name.padEnd(11)} http://127.0.0.1:${s.port}  (/_health, /_ready, /_metrics)`);
   say(`  kafka       ${brokers}`);
   if (result.created) {
     say('');

@@ -13,7 +13,8 @@ export const redisKeys = {
   /** Set of organization ids over their feature flag quota. */
   quotaLimitedFlags: () => `${PREFIX}:quota_limited:feature_flags`,
   /** Counter of flag evaluation requests of an organization in a billing period (YYYY-MM). */
-  flagUsage: (organizationId: string, period: string) => `${PREFIX}:usage:feature_flags:${organizationId}:${period}`,
+  flagUsage: (organizationId: string, period: string) =>
+    `${PREFIX}:usage:feature_flags:${organizationId}:${period}`,
   /** Pub/sub channel: a project's flag list changed (message: team id). */
   flagsChangedChannel: () => `${PREFIX}:flags_changed`,
 } as const;
@@ -58,7 +59,11 @@ export function decodeFlagList<F>(raw: string | null): FlagList<F> | undefined {
   try {
     const v = JSON.parse(raw) as { team_id?: unknown; updated_at?: unknown; flags?: unknown };
     if (typeof v.team_id === 'number' && Array.isArray(v.flags)) {
-      return { teamId: v.team_id, updatedAt: typeof v.updated_at === 'number' ? v.updated_at : 0, flags: v.flags as F[] };
+      return {
+        teamId: v.team_id,
+        updatedAt: typeof v.updated_at === 'number' ? v.updated_at : 0,
+        flags: v.flags as F[],
+      };
     }
   } catch {
     // corrupt: a miss

@@ -20,7 +20,11 @@ export async function writeFlagList<F>(redis: Redis, list: FlagList<F>): Promise
     .exec();
 }
 
-export async function writeGroupTypes(redis: Redis, teamId: number, mapping: Record<number, string>): Promise<void> {
+export async function writeGroupTypes(
+  redis: Redis,
+  teamId: number,
+  mapping: Record<number, string>,
+): Promise<void> {
   await redis.set(redisKeys.groupTypes(teamId), JSON.stringify(mapping));
   await redis.publish(redisKeys.flagsChangedChannel(), String(teamId));
 }

@@ -56,7 +56,12 @@ describe('token resolver', () => {
     const token = `phc_${randomUUID()}`;
     let clock = 0;
     let loads = 0;
-    const resolver = createTokenResolver({ redis, ttlMs: 1000, now: () => clock, loadFromDb: async () => (loads++, { teamId: 1, organizationId: 'o' }) });
+    const resolver = createTokenResolver({
+      redis,
+      ttlMs: 1000,
+      now: () => clock,
+      loadFromDb: async () => (loads++, { teamId: 1, organizationId: 'o' }),
+    });
     await resolver.resolve(token);
     await redis.del(redisKeys.token(token));
     clock = 500;

@@ -3,7 +3,13 @@
 // and user, and issues a fresh personal key (stored keys cannot be shown again).
 import { createPrisma } from '@sett/db';
 import { createRedis, writeProjectToken } from '@sett/cache';
-import { generateKeyId, generatePersonalApiKey, generateProjectToken, hashPersonalApiKey, maskKey } from '@sett/keys';
+import {
+  generateKeyId,
+  generatePersonalApiKey,
+  generateProjectToken,
+  hashPersonalApiKey,
+  maskKey,
+} from '@sett/keys';
 
 export interface BootstrapOptions {
   databaseUrl: string;
@@ -48,7 +54,10 @@ export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult
       const team = await prisma.team.findFirst({ orderBy: { id: 'asc' } });
       const user = await prisma.user.findFirst({ orderBy: { id: 'asc' } });
       if (team && user) {
-        await writeProjectToken(redis, team.apiToken, { teamId: team.id, organizationId: team.organizationId });
+        await writeProjectToken(redis, team.apiToken, {
+          teamId: team.id,
+          organizationId: team.organizationId,
+        });
         return {
           created: false,
           organization_id: team.organizationId,

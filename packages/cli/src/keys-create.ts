@@ -12,11 +12,14 @@ export interface CreateKeyOptions {
   label?: string;
 }
 
-export async function createPersonalKey(opts: CreateKeyOptions): Promise<{ personal_api_key: string; scopes: string[] }> {
+export async function createPersonalKey(
+  opts: CreateKeyOptions,
+): Promise<{ personal_api_key: string; scopes: string[] }> {
   const bad = opts.scopes.filter((s) => !isScope(s));
   if (opts.scopes.length === 0) throw new CliError('--scopes is required (comma separated, or "*")');
   if (bad.length) throw new CliError(`unknown scope(s): ${bad.join(', ')}`);
-  if (!/^[0-9a-f-]{36}$/i.test(opts.userUuid)) throw new CliError(`--user must be a user uuid, got "${opts.userUuid}"`);
+  if (!/^[0-9a-f-]{36}$/i.test(opts.userUuid))
+    throw new CliError(`--user must be a user uuid, got "${opts.userUuid}"`);
   const prisma = createPrisma({ databaseUrl: opts.databaseUrl });
   try {
     const user = await prisma.user.findUnique({ where: { uuid: opts.userUuid } });

@@ -63,7 +63,10 @@ async function main(argv: string[]) {
     const r = await createPersonalKey({
       databaseUrl: config.databaseUrl,
       userUuid: values.user,
-      scopes: (values.scopes ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      scopes: (values.scopes ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       label: values.label,
     });
     print(values.json, r);
@@ -72,7 +75,8 @@ async function main(argv: string[]) {
   if (command === 'import') {
     if (!values.file || !values['api-key']) throw new CliError('--file and --api-key are required');
     const batchSize = Number(values['batch-size'] ?? 1000);
-    if (!Number.isInteger(batchSize) || batchSize < 1) throw new CliError('--batch-size must be a positive integer');
+    if (!Number.isInteger(batchSize) || batchSize < 1)
+      throw new CliError('--batch-size must be a positive integer');
     const r = await importHistory({
       file: values.file,
       apiKey: values['api-key'],
@@ -87,6 +91,10 @@ async function main(argv: string[]) {
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(`sett: ${err instanceof CliError ? err.message : (err as Error).stack ?? String(err)}\n`);
-  process.exit(err instanceof CliError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? 2 : 1);
+  process.stderr.write(
+    `sett: ${err instanceof CliError ? err.message : ((err as Error).stack ?? String(err))}\n`,
+  );
+  process.exit(
+    err instanceof CliError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? 2 : 1,
+  );
 });

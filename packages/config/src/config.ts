@@ -31,7 +31,8 @@ function num(env: Env, name: string, def: number, min: number): number {
   const raw = read(env, name);
   if (raw === undefined) return def;
   const n = Number(raw);
-  if (!Number.isFinite(n) || n < min) throw new ConfigError(name, `expected a number >= ${min}, got "${raw}"`);
+  if (!Number.isFinite(n) || n < min)
+    throw new ConfigError(name, `expected a number >= ${min}, got "${raw}"`);
   return n;
 }
 
@@ -79,7 +80,10 @@ function ingestionTopics(env: Env): IngestionTopicChoice[] {
   const list = raw.split(',').map((s) => s.trim());
   for (const t of list) {
     if (!(INGESTION_TOPIC_CHOICES as readonly string[]).includes(t)) {
-      throw new ConfigError('INGESTION_TOPICS', `unknown topic "${t}" (choose from ${INGESTION_TOPIC_CHOICES.join(', ')})`);
+      throw new ConfigError(
+        'INGESTION_TOPICS',
+        `unknown topic "${t}" (choose from ${INGESTION_TOPIC_CHOICES.join(', ')})`,
+      );
     }
   }
   return [...new Set(list)] as IngestionTopicChoice[];

@@ -14,7 +14,11 @@ describe('loadConfig', () => {
   });
 
   it('reads overrides', () => {
-    const c = loadConfig({ CAPTURE_PORT: '9002', KAFKA_BROKERS: 'a:9092, b:9093', INGESTION_TOPICS: 'historical' });
+    const c = loadConfig({
+      CAPTURE_PORT: '9002',
+      KAFKA_BROKERS: 'a:9092, b:9093',
+      INGESTION_TOPICS: 'historical',
+    });
     expect(c.ports.capture).toBe(9002);
     expect(c.kafkaBrokers).toEqual(['a:9092', 'b:9093']);
     expect(c.ingestion.topics).toEqual(['historical']);

@@ -17,11 +17,13 @@ export function toSettError(err: unknown): SettError | undefined {
   const e = err as BodyParserError;
   if (e && typeof e === 'object') {
     if (e.type === 'entity.too.large' || e.status === 413) return new PayloadTooLargeError();
-    if (e.type === 'entity.parse.failed') return new ValidationError('Malformed request body: not valid JSON.', null, 'invalid_payload');
+    if (e.type === 'entity.parse.failed')
+      return new ValidationError('Malformed request body: not valid JSON.', null, 'invalid_payload');
     if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported') {
       return new ValidationError(e.message, null, 'unsupported_encoding');
     }
-    if (e.type === 'request.aborted') return new ValidationError('Request aborted by the client.', null, 'aborted');
+    if (e.type === 'request.aborted')
+      return new ValidationError('Request aborted by the client.', null, 'aborted');
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
       return new ValidationError(e.message, null, 'invalid_request');
     }
@@ -37,7 +39,12 @@ export function errorMiddleware(logger: Logger): ErrorRequestHandler {
     }
     const known = toSettError(err);
     if (known) {
-      logger.debug('request rejected', { method: req.method, path: req.path, status: known.status, code: known.code });
+      logger.debug('request rejected', {
+        method: req.method,
+        path: req.path,
+        status: known.status,
+        code: known.code,
+      });
       res.status(known.status).set(known.headers).json(known.toJSON());
       return;
     }

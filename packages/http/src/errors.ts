@@ -62,7 +62,9 @@ export class NotFoundError extends SettError {
 
 export class MethodNotAllowedError extends SettError {
   constructor(method: string, allowed: string[]) {
-    super(405, 'invalid_request', 'method_not_allowed', `Method "${method}" not allowed.`, null, { Allow: allowed.join(', ') });
+    super(405, 'invalid_request', 'method_not_allowed', `Method "${method}" not allowed.`, null, {
+      Allow: allowed.join(', '),
+    });
   }
 }
 
@@ -93,6 +95,8 @@ export class RateLimitedError extends SettError {
 
 export class ServiceUnavailableError extends SettError {
   constructor(detail = 'Service temporarily unavailable, retry later.', retryAfterSeconds = 1) {
-    super(503, 'unavailable_error', 'service_unavailable', detail, null, { 'Retry-After': String(retryAfterSeconds) });
+    super(503, 'unavailable_error', 'service_unavailable', detail, null, {
+      'Retry-After': String(retryAfterSeconds),
+    });
   }
 }

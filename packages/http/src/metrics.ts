@@ -29,7 +29,8 @@ export function httpMetricsMiddleware(registry: client.Registry): RequestHandler
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      const route = (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.path);
+      const route =
+        (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.path);
       const labels = { method: req.method, route: String(route) };
       requests.inc({ ...labels, status: String(res.statusCode) });
       duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);

@@ -69,7 +69,12 @@ export function createServiceApp(opts: ServiceAppOptions): Express {
     app.use((req, res, next) => {
       const start = Date.now();
       res.on('finish', () =>
-        opts.logger.debug('request', { method: req.method, path: req.path, status: res.statusCode, ms: Date.now() - start }),
+        opts.logger.debug('request', {
+          method: req.method,
+          path: req.path,
+          status: res.statusCode,
+          ms: Date.now() - start,
+        }),
       );
       next();
     });

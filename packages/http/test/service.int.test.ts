@@ -1,7 +1,14 @@
 // The shared service shell over a real socket: operational routes, error mapping, draining.
 import express from 'express';
 import { createSilentLogger } from '@sett/logger';
-import { createMetricsRegistry, createServiceApp, ForbiddenError, startService, ValidationError, type RunningService } from '../src';
+import {
+  createMetricsRegistry,
+  createServiceApp,
+  ForbiddenError,
+  startService,
+  ValidationError,
+  type RunningService,
+} from '../src';
 
 describe('service shell', () => {
   let svc: RunningService;
@@ -51,30 +58,46 @@ describe('service shell', () => {
     dependencyUp = false;
     const notReady = await fetch(`${base}/_ready`);
     expect(notReady.status).toBe(503);
-    expect(await notReady.json()).toMatchObject({ status: 'not_ready', checks: { dep: { ok: false, error: 'dep down' } } });
+    expect(await notReady.json()).toMatchObject({
+      status: 'not_ready',
+      checks: { dep: { ok: false, error: 'dep down' } },
+    });
     dependencyUp = true;
   });
 
   it('maps errors to PostHog-style bodies', async () => {
     const bad = await fetch(`${base}/invalid`);
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ type: 'validation_error', code: 'invalid_input', detail: 'name is required.', attr: 'name' });
+    expect(await bad.json()).toEqual({
+      type: 'validation_error',
+      code: 'invalid_input',
+      detail: 'name is required.',
+      attr: 'name',
+    });
     const forbidden = await fetch(`${base}/forbidden`);
     expect(forbidden.status).toBe(403);
-    expect((await forbidden.json()).code).toBe('permission_denied');
+    expect(((await forbidden.json()) as { code: string }).code).toBe('permission_denied');
     const missing = await fetch(`${base}/nope`);
     expect(missing.status).toBe(404);
     expect(await missing.json()).toMatchObject({ type: 'invalid_request', code: 'not_found' });
-    const malformed = await fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"a":' });
+    const malformed = await fetch(`${base}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"a":',
+    });
     expect(malformed.status).toBe(400);
-    const big = await fetch(`${base}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(5000) }) });
+    const big = await fetch(`${base}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 'x'.repeat(5000) }),
+    });
     expect(big.status).toBe(413);
   });
 
   it('hides internals of unexpected errors behind an error id', async () => {
     const res = await fetch(`${base}/boom`);
     expect(res.status).toBe(500);
-    const body = await res.json();
+    const body = (await res.json()) as { error_id: string };
     expect(body).toMatchObject({ type: 'server_error', code: 'error' });
     expect(body.error_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(JSON.stringify(body)).not.toContain('secret internals');

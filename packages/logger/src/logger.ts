@@ -75,6 +75,13 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 /** A logger that drops everything; for unit tests of code that requires one. */
 export function createSilentLogger(): Logger {
   const noop = () => undefined;
-  const l: Logger = { error: noop, warn: noop, info: noop, debug: noop, child: () => l, isDebugEnabled: () => false };
+  const l: Logger = {
+    error: noop,
+    warn: noop,
+    info: noop,
+    debug: noop,
+    child: () => l,
+    isDebugEnabled: () => false,
+  };
   return l;
 }

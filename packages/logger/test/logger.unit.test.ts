@@ -31,7 +31,15 @@ describe('logger', () => {
     });
     await flush();
     const text = lines.join('\n');
-    for (const secret of ['phc_projectkey123456', 'hunter2', 'old-secret', 'phx_personal_key_1234', 'phx_abcdefgh1234', 'sometokenvalue', '"abc"']) {
+    for (const secret of [
+      'phc_projectkey123456',
+      'hunter2',
+      'old-secret',
+      'phx_personal_key_1234',
+      'phx_abcdefgh1234',
+      'sometokenvalue',
+      '"abc"',
+    ]) {
       expect(text).not.toContain(secret);
     }
     const rec = JSON.parse(lines[0]!);

@@ -29,7 +29,9 @@ export function describeAjvError(errors: ErrorObject[] | null | undefined): Vali
     return { detail: `${attr} is not an accepted field.`, attr };
   }
   if (e.keyword === 'enum') {
-    const allowed = (e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ');
+    const allowed = (e.params as { allowedValues: unknown[] }).allowedValues
+      .map((v) => JSON.stringify(v))
+      .join(', ');
     return { detail: `${path || 'value'} must be one of ${allowed}.`, attr: path || null };
   }
   return { detail: `${path || 'body'} ${e.message ?? 'is invalid'}.`, attr: path || null };
