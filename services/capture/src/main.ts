@@ -1,31 +1,38 @@
-// Composition root of the capture service: config, clients, app, start, shutdown.
-import express from 'express';
+// Composition root of the capture service: config, clients, app, start, shutdown. On SIGTERM
+// startService stops accepting, lets in-flight requests finish (their sends included), then the
+// closers flush and disconnect the producer and close Redis and Postgres.
 import { loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
-import { createMetricsRegistry, createServiceApp, startService } from '@sett/http';
-import { createRedis } from '@sett/cache';
+import { createMetricsRegistry, startService } from '@sett/http';
+import { createRedis, createTokenResolver } from '@sett/cache';
+import { createPgPool } from '@sett/db';
 import { createBatchingProducer, createKafka } from '@sett/kafka';
+import { createCaptureApp } from './app';
+import { createProjectLoader } from './capture/project-store';
 
 async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'capture' });
   if (config.kafkaBrokers.length === 0) throw new Error('KAFKA_BROKERS is not set');
+
   const redis = createRedis({ url: config.redisUrl, name: 'sett-capture', onError: (err) => logger.warn('redis error', { err: err.message }) });
+  // Token cache misses only: a small pool is plenty.
+  const pool = createPgPool({ databaseUrl: config.databaseUrl, max: Math.min(config.databasePoolSize, 4), applicationName: 'sett-capture' });
+  pool.on('error', (err) => logger.warn('postgres pool error', { err: err.message }));
+  const tokenResolver = createTokenResolver({ redis, loadFromDb: createProjectLoader(pool), ttlMs: config.capture.tokenCacheTtlMs });
+
   const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'sett-capture', logger, logLevel: 'warn' });
-  const producer = createBatchingProducer({ kafka, lingerMs: config.kafka.lingerMs, sendTimeoutMs: config.kafka.sendTimeoutMs, logger });
-  await producer.connect();
-  const app = createServiceApp({
-    name: 'capture',
+  const producer = createBatchingProducer({
+    kafka,
+    lingerMs: config.kafka.lingerMs,
+    maxBatchMessages: config.kafka.batchMaxMessages,
+    sendTimeoutMs: config.kafka.sendTimeoutMs,
+    maxMessageBytes: config.kafka.messageMaxBytes,
     logger,
-    registry: createMetricsRegistry('capture'),
-    readiness: {
-      kafka: async () => {
-        if (!producer.isConnected()) throw new Error('producer not connected');
-      },
-      redis: async () => void (await redis.ping()),
-    },
-    routes: express.Router(),
   });
+  await producer.connect();
+
+  const app = createCaptureApp({ config, logger, redis, tokenResolver, producer, registry: createMetricsRegistry('capture') });
   await startService({
     name: 'capture',
     app,
@@ -34,7 +41,7 @@ async function main() {
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
-    closers: [() => producer.disconnect(), async () => void redis.disconnect()],
+    closers: [() => producer.disconnect(), async () => void redis.disconnect(), () => pool.end()],
   });
 }
 

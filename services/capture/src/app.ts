@@ -1,0 +1,57 @@
+// Builds the capture HTTP app from its dependencies, so tests run the real thing in-process
+// (port 0, real Redis, Postgres and broker) and main.ts only wires clients and starts it.
+import type { Express } from 'express';
+import { createServiceApp } from '@sett/http';
+import type { Logger } from '@sett/logger';
+import type { Config } from '@sett/config';
+import type { TokenResolver } from '@sett/cache';
+import type { Redis } from 'ioredis';
+import type { Registry } from 'prom-client';
+import { createCaptureRouter, type CaptureProducer } from './capture/capture-routes';
+import { createCaptureMetrics } from './capture/capture-metrics';
+import { corsMiddleware } from './capture/cors';
+import { createKeyLimiter } from './routing/token-bucket';
+
+export type CaptureAppDeps = {
+  config: { capture: Config['capture']; kafka: Pick<Config['kafka'], 'messageMaxBytes'> };
+  logger: Logger;
+  redis: Pick<Redis, 'ping'>;
+  tokenResolver: TokenResolver;
+  producer: CaptureProducer & { isConnected(): boolean };
+  registry: Registry;
+  /** Clock for the spike limiter (tests). */
+  now?: () => number;
+};
+
+/** Headroom under Kafka's message.max.bytes for the key and record overhead. */
+const RECORD_HEADROOM_BYTES = 1024;
+
+export function createCaptureApp(deps: CaptureAppDeps): Express {
+  const { capture } = deps.config;
+  const limiter = capture.overflowEnabled
+    ? createKeyLimiter({ ratePerSecond: capture.overflowRatePerSecond, burst: capture.overflowBurst, now: deps.now })
+    : null;
+  const router = createCaptureRouter({
+    maxBodyBytes: capture.maxBodyBytes,
+    maxInflateRatio: capture.maxInflateRatio,
+    maxEventBytes: deps.config.kafka.messageMaxBytes - RECORD_HEADROOM_BYTES,
+    tokenResolver: deps.tokenResolver,
+    producer: deps.producer,
+    limiter,
+    metrics: createCaptureMetrics(deps.registry),
+    logger: deps.logger,
+  });
+  return createServiceApp({
+    name: 'capture',
+    logger: deps.logger,
+    registry: deps.registry,
+    before: [corsMiddleware],
+    readiness: {
+      kafka: async () => {
+        if (!deps.producer.isConnected()) throw new Error('producer not connected');
+      },
+      redis: async () => void (await deps.redis.ping()),
+    },
+    routes: router,
+  });
+}

@@ -1,0 +1,104 @@
+// Turns the raw bytes of a capture request into a JSON value, the way PostHog's SDKs send them:
+// plain JSON (application/json or text/plain), gzip (Content-Encoding: gzip, ?compression=gzip-js,
+// or gzip magic bytes), lz-string base64 (`compression=lz64`, usually as a `data=` form field),
+// and plain base64 `data=` form fields. Inflation is capped so a zip bomb cannot exhaust memory.
+import { gunzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { decompressFromBase64 } from 'lz-string';
+import { PayloadTooLargeError, ValidationError } from '@sett/http';
+
+const gunzipAsync = promisify(gunzip) as (buf: Buffer, opts: { maxOutputLength: number }) => Promise<Buffer>;
+
+export type EncodedBody = {
+  raw: Buffer;
+  contentType: string | undefined;
+  contentEncoding: string | undefined;
+  /** `compression` query parameter, if any. */
+  compression: string | undefined;
+};
+
+export type DecodeLimits = {
+  /** Largest decompressed body accepted (wire limit x inflate ratio). */
+  maxInflatedBytes: number;
+};
+
+const invalid = (detail: string) => new ValidationError(detail, null, 'invalid_payload');
+
+function isGzip(buf: Buffer): boolean {
+  return buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
+}
+
+async function inflate(buf: Buffer, limits: DecodeLimits): Promise<Buffer> {
+  try {
+    return await gunzipAsync(buf, { maxOutputLength: limits.maxInflatedBytes });
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    if (e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) {
+      throw new PayloadTooLargeError(`Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`);
+    }
+    throw invalid(`Could not decompress the gzip request body: ${e.message}`);
+  }
+}
+
+function decodeLz64(data: string, limits: DecodeLimits): string {
+  // lz-string cannot stop half way; its input is bounded by the wire limit and the result is
+  // checked before anything else holds on to it.
+  let out: string | null;
+  try {
+    out = decompressFromBase64(data);
+  } catch {
+    out = null;
+  }
+  if (out === null || out === '') throw invalid('Could not decompress the lz64 request body.');
+  if (out.length > limits.maxInflatedBytes) {
+    throw new PayloadTooLargeError(`Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`);
+  }
+  return out;
+}
+
+function decodeBase64(data: string): string {
+  const trimmed = data.trim();
+  // Some SDKs post `data=<json>` without encoding it.
+  if (trimmed.startsWith('{') || trimmed.startsWith('[')) return trimmed;
+  if (!/^[A-Za-z0-9+/=_-]*$/.test(trimmed)) throw invalid('The data field is neither JSON nor base64.');
+  return Buffer.from(trimmed, 'base64').toString('utf8');
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw invalid(`Malformed request body: not valid JSON (${(error as Error).message}).`);
+  }
+}
+
+/** The decoded JSON value of a capture request body. Throws 400 / 413 SettErrors. */
+export async function decodeBody(body: EncodedBody, limits: DecodeLimits): Promise<unknown> {
+  let buf = body.raw;
+  if (buf.length === 0) throw invalid('No data found. Make sure to use a POST request when sending the payload in the body of the request.');
+
+  const encoding = body.contentEncoding?.trim().toLowerCase();
+  let compression = body.compression?.trim().toLowerCase();
+  if (encoding && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
+    throw new ValidationError(`Unsupported Content-Encoding "${encoding}".`, null, 'unsupported_encoding');
+  }
+  if (encoding === 'gzip' || encoding === 'x-gzip' || compression === 'gzip-js' || compression === 'gzip' || isGzip(buf)) {
+    buf = await inflate(buf, limits);
+    compression = undefined;
+  }
+
+  const contentType = body.contentType?.split(';')[0]?.trim().toLowerCase();
+  let text = buf.toString('utf8');
+  const looksLikeForm = contentType === 'application/x-www-form-urlencoded' || text.startsWith('data=');
+  if (looksLikeForm) {
+    const form = new URLSearchParams(text);
+    // Form decoding turns '+' into ' '; base64 uses '+', so put them back.
+    const data = form.get('data')?.replace(/ /g, '+');
+    if (data === undefined) throw invalid('Form body has no data field.');
+    compression = (form.get('compression') ?? compression)?.toLowerCase();
+    text = compression === 'lz64' || compression === 'lz-string' ? decodeLz64(data, limits) : decodeBase64(data);
+  } else if (compression === 'lz64' || compression === 'lz-string') {
+    text = decodeLz64(text.trim(), limits);
+  }
+  return parseJson(text);
+}

@@ -1,0 +1,136 @@
+// The capture endpoints. The hot path, in order: read the body (wire limit), decode it, unpack
+// and type-check it, check and resolve the api key, turn events into messages (dropping the
+// nameless and id-less ones), route them, produce with one send per topic, and answer 200 only
+// when Kafka acknowledged every message.
+import express, { type Request, type Response, type Router } from 'express';
+import {
+  AuthenticationError,
+  MethodNotAllowedError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+} from '@sett/http';
+import { encodeCaptureMessage, ProduceError, type ProducerMessage } from '@sett/kafka';
+import type { Logger } from '@sett/logger';
+import type { TokenResolver, ProjectRef } from '@sett/cache';
+import { readRawBody } from '../body/read-body';
+import { decodeBody } from '../body/decode-body';
+import { checkTokenShape, INVALID_API_KEY_DETAIL, unpackBody } from '../events/unpack-body';
+import { clientIp, parseSentAt, toMessage, type RequestContext } from '../events/to-message';
+import { routeMessage } from '../routing/route-events';
+import type { KeyLimiter } from '../routing/token-bucket';
+import type { CaptureMetrics } from './capture-metrics';
+
+/** Paths PostHog's SDKs post to; each also matches with a trailing slash. */
+export const CAPTURE_PATHS = ['/i/v0/e', '/e', '/capture', '/track', '/batch', '/engage'] as const;
+
+export type CaptureProducer = { send(topic: string, messages: ProducerMessage[]): Promise<void> };
+
+export type CaptureRouteDeps = {
+  maxBodyBytes: number;
+  maxInflateRatio: number;
+  /** Largest message value accepted; bigger events are refused or dropped (Kafka's message.max.bytes). */
+  maxEventBytes: number;
+  tokenResolver: TokenResolver;
+  producer: CaptureProducer;
+  /** null: spike routing to the overflow topic is off. */
+  limiter: KeyLimiter | null;
+  metrics: CaptureMetrics;
+  logger: Logger;
+};
+
+const first = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
+
+export function createCaptureRouter(deps: CaptureRouteDeps): Router {
+  const router = express.Router();
+
+  const resolveProject = async (token: string): Promise<ProjectRef> => {
+    let project: ProjectRef | null;
+    try {
+      project = await deps.tokenResolver.resolve(token);
+    } catch (error) {
+      deps.logger.warn('api key lookup failed', { error: (error as Error).message });
+      throw new ServiceUnavailableError('Could not check the api key, retry later.');
+    }
+    if (!project) throw new AuthenticationError(INVALID_API_KEY_DETAIL, 'invalid_api_key');
+    return project;
+  };
+
+  const capture = async (req: Request, res: Response): Promise<void> => {
+    if (req.method !== 'POST') throw new MethodNotAllowedError(req.method, ['POST', 'OPTIONS']);
+    const nowMs = Date.now();
+    const query = req.query as Record<string, unknown>;
+
+    // 1. Body: wire limit, then decoding with an inflation cap.
+    let raw: Buffer;
+    try {
+      raw = await readRawBody(req, deps.maxBodyBytes);
+    } catch (error) {
+      // Do not let Node drain the unread rest of a huge body for keep-alive.
+      if (error instanceof PayloadTooLargeError) res.setHeader('Connection', 'close');
+      throw error;
+    }
+    const value = await decodeBody(
+      {
+        raw,
+        contentType: req.headers['content-type'],
+        contentEncoding: req.headers['content-encoding'],
+        compression: first(query.compression) as string | undefined,
+      },
+      { maxInflatedBytes: deps.maxBodyBytes * deps.maxInflateRatio },
+    );
+
+    // 2. Shape, api key.
+    const body = unpackBody(value, { engage: req.route?.path === '/engage' });
+    const token = checkTokenShape(body.token);
+    await resolveProject(token);
+
+    // 3. Events -> messages -> topics.
+    const ctx: RequestContext = {
+      token,
+      ip: clientIp(req.headers['x-forwarded-for'], req.socket.remoteAddress),
+      now: new Date(nowMs).toISOString(),
+      nowMs,
+      sentAt: parseSentAt(first(query._), body.sentAt),
+      historical: body.historical,
+    };
+    const byTopic = new Map<string, ProducerMessage[]>();
+    let count = 0;
+    for (const event of body.events) {
+      const result = toMessage(event, ctx);
+      if (!result.ok) {
+        deps.metrics.dropped.inc({ reason: result.reason });
+        continue;
+      }
+      const value = encodeCaptureMessage(result.message);
+      if (value.length > deps.maxEventBytes / 3 && Buffer.byteLength(value) > deps.maxEventBytes) {
+        deps.metrics.dropped.inc({ reason: 'too_large' });
+        if (body.single) throw new PayloadTooLargeError(`Event is larger than the ${deps.maxEventBytes} byte limit.`);
+        continue;
+      }
+      const routed = routeMessage(result.message, value, deps.limiter);
+      let list = byTopic.get(routed.topic);
+      if (!list) byTopic.set(routed.topic, (list = []));
+      list.push(routed.message);
+      count++;
+    }
+
+    // 4. Produce: one send per topic; 200 only once every one was acknowledged.
+    if (count > 0) {
+      const stop = deps.metrics.produceSeconds.startTimer();
+      try {
+        await Promise.all([...byTopic].map(([topic, messages]) => deps.producer.send(topic, messages)));
+        stop({ outcome: 'ok' });
+      } catch (error) {
+        stop({ outcome: 'error' });
+        if (error instanceof ProduceError && error.code === 'too_large') throw new PayloadTooLargeError(error.message);
+        deps.logger.warn('events not acknowledged by kafka', { events: count, error: (error as Error).message });
+        throw new ServiceUnavailableError('Events could not be stored, retry later.');
+      }
+      for (const [topic, messages] of byTopic) deps.metrics.accepted.inc({ topic }, messages.length);
+    }
+    res.json({ status: 1 });
+  };
+
+  for (const path of CAPTURE_PATHS) router.all(path, capture);
+  return router;
+}

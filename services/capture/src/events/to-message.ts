@@ -1,0 +1,85 @@
+// One raw event -> the CaptureMessage that goes to Kafka, or the reason it is dropped (spec
+// section 7: no name, no distinct_id or an empty one -> not ingested, response still 200). Pure.
+import type { CaptureMessage } from '@sett/kafka';
+import { v7 as uuidv7 } from 'uuid';
+import type { RawEvent } from './unpack-body';
+
+export type RequestContext = {
+  token: string;
+  ip: string | null;
+  /** Server receive time, ISO 8601. */
+  now: string;
+  nowMs: number;
+  /** Request-level sent_at (the `_` query parameter or the body's sent_at), ISO 8601. */
+  sentAt: string | null;
+  historical: boolean;
+};
+
+export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'too_large';
+
+export type ToMessageResult = { ok: true; message: CaptureMessage } | { ok: false; reason: DropReason };
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+function distinctIdOf(e: RawEvent, props: Record<string, unknown>): string | null {
+  const raw = e.distinct_id ?? props.distinct_id ?? e.$distinct_id;
+  if (typeof raw === 'number') return Number.isFinite(raw) ? String(raw) : null;
+  if (typeof raw === 'string' && raw.trim() !== '') return raw;
+  return null;
+}
+
+/** PostHog's rules for sent_at: `_` (ms since epoch, posthog-js) first, then the body's sent_at. */
+export function parseSentAt(queryUnderscore: unknown, bodySentAt: unknown): string | null {
+  if (typeof queryUnderscore === 'string' && /^\d+(\.\d+)?$/.test(queryUnderscore)) {
+    const d = new Date(Number(queryUnderscore));
+    if (!Number.isNaN(d.getTime())) return d.toISOString();
+  }
+  if (typeof bodySentAt === 'string' && !Number.isNaN(Date.parse(bodySentAt))) return bodySentAt;
+  return null;
+}
+
+export function toMessage(e: RawEvent, ctx: RequestContext): ToMessageResult {
+  if (typeof e.event !== 'string' || e.event.trim() === '') return { ok: false, reason: 'missing_event_name' };
+  let properties = isObject(e.properties) ? e.properties : {};
+  const distinctId = distinctIdOf(e, properties);
+  if (distinctId === null) return { ok: false, reason: 'missing_distinct_id' };
+
+  // Top-level $set / $set_once (older SDKs) travel inside properties, which is all ingestion reads.
+  if (isObject(e.$set) || isObject(e.$set_once)) {
+    properties = { ...properties };
+    if (isObject(e.$set)) properties.$set = { ...e.$set, ...(isObject(properties.$set) ? properties.$set : {}) };
+    if (isObject(e.$set_once)) properties.$set_once = { ...e.$set_once, ...(isObject(properties.$set_once) ? properties.$set_once : {}) };
+  }
+
+  let timestamp = typeof e.timestamp === 'string' ? e.timestamp : null;
+  // `offset` (ms before the request, posthog-js) stands in for a missing timestamp.
+  if (timestamp === null && typeof e.offset === 'number' && Number.isFinite(e.offset)) {
+    const t = new Date(ctx.nowMs - e.offset);
+    if (!Number.isNaN(t.getTime())) timestamp = t.toISOString();
+  }
+
+  return {
+    ok: true,
+    message: {
+      uuid: typeof e.uuid === 'string' && UUID_RE.test(e.uuid) ? e.uuid.toLowerCase() : uuidv7(),
+      token: ctx.token,
+      distinct_id: distinctId,
+      ip: ctx.ip,
+      now: ctx.now,
+      sent_at: ctx.sentAt ?? parseSentAt(undefined, e.sent_at),
+      event: e.event,
+      properties,
+      timestamp,
+      historical_migration: ctx.historical,
+    },
+  };
+}
+
+/** Client IP: the first X-Forwarded-For address (the edge appends), else the socket's. */
+export function clientIp(forwardedFor: string | string[] | undefined, socketAddress: string | undefined): string | null {
+  const header = Array.isArray(forwardedFor) ? forwardedFor[0] : forwardedFor;
+  const first = header?.split(',')[0]?.trim();
+  const ip = first || socketAddress || null;
+  return ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
+}
