@@ -140,6 +140,10 @@ export function loadConfig(env: Env = process.env) {
     decide: {
       flagCacheTtlMs: int(env, 'DECIDE_FLAG_CACHE_TTL_MS', 2_000, 0, 600_000),
       personCacheTtlMs: int(env, 'DECIDE_PERSON_CACHE_TTL_MS', 5_000, 0, 600_000),
+      /** Flag evaluation bodies are small; larger ones are refused with 413. */
+      maxBodyBytes: int(env, 'DECIDE_MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
+      /** GeoIP person properties from the client address (spec 4.3 rule 5). */
+      geoipEnabled: oneOf(env, 'DECIDE_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
     },
     management: {
       rateLimitPerMinute: int(env, 'MANAGEMENT_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000),

@@ -11,6 +11,15 @@ describe('loadConfig', () => {
     expect(c.log.level).toBe('info');
     expect(c.kafkaBrokers).toEqual([]);
     expect(c.ingestion.topics).toEqual(['main', 'overflow', 'historical']);
+    expect(c.decide.maxBodyBytes).toBe(1024 * 1024);
+    expect(c.decide.geoipEnabled).toBe(true);
+  });
+
+  it('reads the decide body limit and GeoIP switch', () => {
+    const c = loadConfig({ DECIDE_MAX_BODY_BYTES: '4096', DECIDE_GEOIP_ENABLED: 'false' });
+    expect(c.decide.maxBodyBytes).toBe(4096);
+    expect(c.decide.geoipEnabled).toBe(false);
+    expect(() => loadConfig({ DECIDE_MAX_BODY_BYTES: '10' })).toThrow(/DECIDE_MAX_BODY_BYTES/);
   });
 
   it('reads overrides', () => {
