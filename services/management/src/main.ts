@@ -1,25 +1,25 @@
 // Composition root of the management service: config, clients, app, start, shutdown.
-import express from 'express';
 import { loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
-import { createMetricsRegistry, createServiceApp, startService } from '@sett/http';
-import { createPgPool } from '@sett/db';
+import { createMetricsRegistry, startService } from '@sett/http';
+import { createPgPool, createPrisma } from '@sett/db';
 import { createRedis } from '@sett/cache';
+import { createManagementApp } from './app';
 
 async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'management' });
+  // Prisma for the CRUD, a small plain pool for the event/person reads (hand-written SQL).
+  const prisma = createPrisma({ databaseUrl: config.databaseUrl, maxConnections: config.databasePoolSize });
   const pool = createPgPool({ databaseUrl: config.databaseUrl, max: config.databasePoolSize, applicationName: 'sett-management' });
   const redis = createRedis({ url: config.redisUrl, name: 'sett-management', onError: (err) => logger.warn('redis error', { err: err.message }) });
-  const app = createServiceApp({
-    name: 'management',
+  const app = createManagementApp({
+    prisma,
+    pool,
+    redis,
     logger,
     registry: createMetricsRegistry('management'),
-    readiness: {
-      postgres: async () => void (await pool.query('SELECT 1')),
-      redis: async () => void (await redis.ping()),
-    },
-    routes: express.Router(),
+    config: { rateLimitPerMinute: config.management.rateLimitPerMinute, publicUrl: config.management.publicUrl },
   });
   await startService({
     name: 'management',
@@ -29,7 +29,7 @@ async function main() {
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
-    closers: [() => pool.end(), async () => void redis.disconnect()],
+    closers: [() => prisma.$disconnect(), () => pool.end(), async () => void redis.disconnect()],
   });
 }
 

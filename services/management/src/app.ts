@@ -1,0 +1,80 @@
+// Wires the management API: JSON body parsing, the public OpenAPI document, then for every
+// other /api/ path authentication (personal API key), the per-key rate limit and the feature
+// routers. Operational endpoints, 404 and the one error middleware come from createServiceApp.
+import express, { type Express } from 'express';
+import type pg from 'pg';
+import type { PrismaClient } from '@sett/db';
+import type { Redis } from '@sett/cache';
+import { createServiceApp, prom } from '@sett/http';
+import type { Logger } from '@sett/logger';
+import { authMiddleware, createKeyAuthenticator } from './auth/auth-middleware';
+import { earlyAccessFeatureRoutes } from './early-access-features/early-access-feature-routes';
+import { createEarlyAccessFeatureService } from './early-access-features/early-access-feature-service';
+import { eventRoutes } from './events/event-routes';
+import { featureFlagRoutes } from './feature-flags/feature-flag-routes';
+import { createFeatureFlagService } from './feature-flags/feature-flag-service';
+import { buildOpenApiDocument } from './openapi/openapi-document';
+import { requestOrigin } from './pagination/pagination';
+import { personRoutes } from './persons/person-routes';
+import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes';
+import { projectRoutes } from './projects/project-routes';
+import { rateLimitMiddleware } from './rate-limit/rate-limit-middleware';
+import { TokenBucketLimiter } from './rate-limit/token-bucket';
+import { userRoutes } from './users/user-routes';
+import { createUserService } from './users/user-service';
+
+export interface ManagementConfig {
+  rateLimitPerMinute: number;
+  /** SETT_PUBLIC_URL: base of absolute pagination URLs; else taken from forwarded headers. */
+  publicUrl?: string;
+  /** How long a key lookup is cached in process (default 5 s). */
+  authCacheTtlMs?: number;
+  /** Request body limit of the JSON parser (default 1 MB). */
+  maxBodyBytes?: number;
+}
+
+export interface ManagementDeps {
+  prisma: PrismaClient;
+  pool: pg.Pool;
+  redis: Redis;
+  logger: Logger;
+  registry: prom.Registry;
+  config: ManagementConfig;
+}
+
+export function createManagementApp(deps: ManagementDeps): Express {
+  const { prisma, pool, redis, logger, registry, config } = deps;
+  const publicUrl = config.publicUrl;
+  const authenticator = createKeyAuthenticator({ prisma, logger, ttlMs: config.authCacheTtlMs });
+  const limiter = new TokenBucketLimiter({ perMinute: config.rateLimitPerMinute });
+  const throttled = new prom.Counter({ name: 'management_throttled_requests_total', help: 'Requests refused by the per-key rate limit', registers: [registry] });
+  const flags = createFeatureFlagService({ prisma, redis, logger });
+
+  const api = express.Router();
+  api.use('/api', express.json({ limit: config.maxBodyBytes ?? 1024 * 1024 }));
+  // Public on purpose: client generators fetch it without a key. Built once per origin.
+  api.get('/api/schema/', (req, res) => {
+    res.json(buildOpenApiDocument(requestOrigin(req.headers, publicUrl, req.protocol)));
+  });
+  api.use('/api', authMiddleware(authenticator), rateLimitMiddleware(limiter, throttled));
+  const routers = [
+    userRoutes({ prisma, users: createUserService(prisma), publicUrl, onUserDeleted: () => authenticator.clear() }),
+    projectRoutes({ prisma, publicUrl }),
+    earlyAccessFeatureRoutes({ prisma, features: createEarlyAccessFeatureService({ prisma, flags }), publicUrl }),
+    featureFlagRoutes({ prisma, flags, publicUrl }),
+    eventRoutes({ prisma, pool, publicUrl }),
+    personRoutes({ prisma, pool, publicUrl }),
+    personalApiKeyRoutes({ prisma, publicUrl, onKeyDeleted: () => authenticator.clear() }),
+  ];
+
+  return createServiceApp({
+    name: 'management',
+    logger,
+    registry,
+    readiness: {
+      postgres: async () => void (await pool.query('SELECT 1')),
+      redis: async () => void (await redis.ping()),
+    },
+    routes: [api, ...routers],
+  });
+}

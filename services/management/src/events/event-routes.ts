@@ -1,0 +1,65 @@
+// /api/projects/:project_id/events/ (scope project:read): newest first, filters event,
+// distinct_id, after, before; cursor pagination, so the envelope is {next, previous: null,
+// results} without a count (counting millions of rows per page would defeat the index).
+import express, { type Router } from 'express';
+import type pg from 'pg';
+import type { PrismaClient } from '@sett/db';
+import { ValidationError } from '@sett/http';
+import { authOf, requireScope } from '../auth/auth-context';
+import { decodeCursor, encodeCursor, pageRequestInfo, pageUrl, parsePage } from '../pagination/pagination';
+import { resolveProject } from '../projects/project-access';
+import { listEvents, personsByDistinctId, type EventFilters } from './event-store';
+
+function stringParam(raw: unknown, name: string): string | undefined {
+  if (raw === undefined) return undefined;
+  if (typeof raw !== 'string' || raw.length > 400) throw new ValidationError(`${name} must be a string.`, name, 'invalid_input');
+  return raw;
+}
+
+function dateParam(raw: unknown, name: string): Date | undefined {
+  const value = stringParam(raw, name);
+  if (value === undefined || value === '') return undefined;
+  const date = new Date(value);
+  if (Number.isNaN(date.getTime())) throw new ValidationError(`${name} must be an ISO 8601 date-time.`, name, 'invalid_input');
+  return date;
+}
+
+export function eventRoutes({ prisma, pool, publicUrl }: { prisma: PrismaClient; pool: pg.Pool; publicUrl?: string }): Router {
+  const router = express.Router();
+
+  router.get('/api/projects/:projectId/events/', async (req, res) => {
+    const auth = authOf(res);
+    requireScope(auth, 'project:read');
+    const team = await resolveProject(prisma, auth, req.params.projectId);
+    if (req.query.offset !== undefined) throw new ValidationError('The events list uses cursor pagination: follow next instead of offset.', 'offset', 'invalid_input');
+    const { limit } = parsePage(req.query);
+    const filters: EventFilters = {
+      event: stringParam(req.query.event, 'event'),
+      distinctId: stringParam(req.query.distinct_id, 'distinct_id'),
+      after: dateParam(req.query.after, 'after'),
+      before: dateParam(req.query.before, 'before'),
+      cursor: decodeCursor(req.query.cursor),
+    };
+    // One row more than the page tells whether a next page exists without counting.
+    const rows = await listEvents(pool, team.id, filters, limit + 1);
+    const page = rows.slice(0, limit);
+    const persons = await personsByDistinctId(pool, team.id, [...new Set(page.map((r) => r.distinct_id))]);
+    const last = page[page.length - 1];
+    const next = rows.length > limit && last ? pageUrl(pageRequestInfo(req, publicUrl), { limit, cursor: encodeCursor({ ts: last.ts_text, uuid: last.uuid }) }) : null;
+    res.json({
+      next,
+      previous: null,
+      results: page.map((r) => ({
+        id: r.uuid,
+        uuid: r.uuid,
+        event: r.event,
+        distinct_id: r.distinct_id,
+        properties: r.properties,
+        timestamp: r.timestamp.toISOString(),
+        person: persons.get(r.distinct_id) ?? null,
+      })),
+    });
+  });
+
+  return router;
+}

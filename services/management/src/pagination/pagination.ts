@@ -1,0 +1,124 @@
+// List pagination shared by every list endpoint: limit/offset parsing (default 100, max 1000),
+// the PostHog envelope {count, next, previous, results} with ABSOLUTE page URLs, and the opaque
+// cursor of the events list. Pure: the request is reduced to PageRequestInfo first.
+import type { Request } from 'express';
+import { ValidationError } from '@sett/http';
+
+export const DEFAULT_LIMIT = 100;
+export const MAX_LIMIT = 1000;
+
+export interface Page {
+  limit: number;
+  offset: number;
+}
+
+export interface ListEnvelope<T> {
+  count: number;
+  next: string | null;
+  previous: string | null;
+  results: T[];
+}
+
+/** What URL building needs from a request: where the API is reachable and the request's path and query. */
+export interface PageRequestInfo {
+  /** e.g. "https://sett.example.com", no trailing slash */
+  origin: string;
+  /** path without the query string, e.g. "/api/users/" */
+  path: string;
+  query: Record<string, string>;
+}
+
+function parseNonNegativeInt(raw: unknown, name: string): number | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) {
+    throw new ValidationError(`${name} must be a non-negative integer.`, name, 'invalid_input');
+  }
+  return Number(raw);
+}
+
+/** limit: 1..1000, default 100; a larger limit is clamped to 1000 (as DRF's max_limit does). */
+export function parsePage(query: Record<string, unknown>): Page {
+  const limit = parseNonNegativeInt(query.limit, 'limit');
+  const offset = parseNonNegativeInt(query.offset, 'offset') ?? 0;
+  if (limit === 0) throw new ValidationError('limit must be at least 1.', 'limit', 'invalid_input');
+  return { limit: Math.min(limit ?? DEFAULT_LIMIT, MAX_LIMIT), offset };
+}
+
+/** Only the first value of a comma-separated forwarding header counts (the client-facing hop). */
+function firstHeaderValue(value: string | string[] | undefined): string | undefined {
+  const v = Array.isArray(value) ? value[0] : value;
+  const first = v?.split(',')[0]?.trim();
+  return first ? first : undefined;
+}
+
+/**
+ * The public origin: the configured public URL when there is one, else what the edge forwarded
+ * (X-Forwarded-Proto / X-Forwarded-Host), else the Host header of the request itself.
+ */
+export function requestOrigin(
+  headers: Record<string, string | string[] | undefined>,
+  publicUrl: string | undefined,
+  fallbackProtocol = 'http',
+): string {
+  if (publicUrl) return publicUrl.replace(/\/+$/, '');
+  const proto = firstHeaderValue(headers['x-forwarded-proto']) ?? fallbackProtocol;
+  const host = firstHeaderValue(headers['x-forwarded-host']) ?? firstHeaderValue(headers.host) ?? 'localhost';
+  return `${proto}://${host}`;
+}
+
+export function pageRequestInfo(req: Request, publicUrl: string | undefined): PageRequestInfo {
+  const query: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.query)) {
+    if (typeof v === 'string') query[k] = v;
+    else if (Array.isArray(v) && typeof v[0] === 'string') query[k] = v[0];
+  }
+  const path = req.originalUrl.split('?')[0] ?? req.path;
+  return { origin: requestOrigin(req.headers, publicUrl, req.protocol), path, query };
+}
+
+export function pageUrl(info: PageRequestInfo, params: Record<string, string | number | undefined>): string {
+  const search = new URLSearchParams();
+  const merged: Record<string, string | number | undefined> = { ...info.query, ...params };
+  for (const [k, v] of Object.entries(merged)) if (v !== undefined) search.set(k, String(v));
+  const qs = search.toString();
+  return `${info.origin}${info.path}${qs ? `?${qs}` : ''}`;
+}
+
+export function envelope<T>(info: PageRequestInfo, page: Page, count: number, results: T[]): ListEnvelope<T> {
+  const hasNext = page.offset + results.length < count && results.length > 0;
+  const next = hasNext ? pageUrl(info, { limit: page.limit, offset: page.offset + page.limit }) : null;
+  let previous: string | null = null;
+  if (page.offset > 0) {
+    const prevOffset = Math.max(0, Math.min(page.offset - page.limit, count - 1));
+    // As DRF does: the first page's URL carries no offset at all.
+    previous = pageUrl(info, { limit: page.limit, offset: prevOffset > 0 ? prevOffset : undefined });
+  }
+  return { count, next, previous, results };
+}
+
+/** Opaque cursor for newest-first keyset pagination on (timestamp, uuid). */
+export interface EventCursor {
+  /** timestamptz as Postgres prints it (microsecond precision kept). */
+  ts: string;
+  uuid: string;
+}
+
+export function encodeCursor(cursor: EventCursor): string {
+  return Buffer.from(JSON.stringify([cursor.ts, cursor.uuid])).toString('base64url');
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function decodeCursor(raw: unknown): EventCursor | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    if (typeof raw !== 'string') throw new Error('not a string');
+    const v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
+    if (Array.isArray(v) && typeof v[0] === 'string' && typeof v[1] === 'string' && UUID_RE.test(v[1])) {
+      if (!Number.isNaN(Date.parse(v[0].replace(' ', 'T')))) return { ts: v[0], uuid: v[1] };
+    }
+  } catch {
+    // fall through to the validation error
+  }
+  throw new ValidationError('cursor is not a valid cursor.', 'cursor', 'invalid_input');
+}

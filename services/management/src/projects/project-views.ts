@@ -1,0 +1,52 @@
+// JSON shapes of teams (projects) and organizations: spec 2.3 and 2.4, PostHog's field names.
+import type { Organization, Team } from '@sett/db';
+
+export function teamJson(t: Team) {
+  return {
+    id: t.id,
+    uuid: t.uuid,
+    organization: t.organizationId,
+    project_id: Number(t.projectId),
+    api_token: t.apiToken,
+    name: t.name,
+    completed_snippet_onboarding: t.completedSnippetOnboarding,
+    has_completed_onboarding_for: t.hasCompletedOnboardingFor ?? null,
+    ingested_event: t.ingestedEvent,
+    is_demo: t.isDemo,
+    timezone: t.timezone,
+    access_control: t.accessControl,
+  };
+}
+
+export type TeamJson = ReturnType<typeof teamJson>;
+
+/**
+ * Full organization (User.organization). membership_level is the CALLER's level in it (null
+ * for staff looking at an organization they are not a member of); member_count is a string as
+ * the spec says.
+ */
+export function organizationJson(o: Organization, teams: Team[], viewerLevel: number | null, memberCount: number) {
+  return {
+    id: o.id,
+    name: o.name,
+    slug: o.slug,
+    logo_media_id: o.logoMediaId,
+    created_at: o.createdAt.toISOString(),
+    updated_at: o.updatedAt.toISOString(),
+    membership_level: viewerLevel,
+    plugins_access_level: o.pluginsAccessLevel,
+    teams: teams.map(teamJson),
+    projects: teams.map((t) => ({ id: Number(t.projectId), organization_id: t.organizationId, name: t.name })),
+    available_product_features: Array.isArray(o.availableProductFeatures) ? o.availableProductFeatures : [],
+    is_member_join_email_enabled: o.isMemberJoinEmailEnabled,
+    metadata: o.metadata,
+    customer_id: o.customerId,
+    enforce_2fa: o.enforce2fa,
+    member_count: String(memberCount),
+    is_ai_data_processing_approved: o.isAiDataProcessingApproved,
+  };
+}
+
+export function organizationSummaryJson(o: Organization, viewerLevel: number | null) {
+  return { id: o.id, name: o.name, slug: o.slug, logo_media_id: o.logoMediaId, membership_level: viewerLevel };
+}

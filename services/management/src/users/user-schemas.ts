@@ -1,0 +1,58 @@
+// Request schemas of the users endpoints (the writable fields of spec 2.2). Compiled once; the
+// OpenAPI document reuses these objects.
+import { compile, type FromSchema } from '@sett/schemas';
+
+export const TOOLBAR_MODES = ['disabled', 'toolbar'] as const;
+export const THEME_MODES = ['light', 'dark', 'system'] as const;
+export const ROLES_AT_ORGANIZATION = ['engineering', 'data', 'product', 'founder', 'leadership', 'marketing', 'sales', 'other', ''] as const;
+
+export const userUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    first_name: { type: 'string', maxLength: 150 },
+    last_name: { type: 'string', maxLength: 150 },
+    email: { type: 'string', format: 'email', maxLength: 254 },
+    notification_settings: { type: 'object' },
+    anonymize_data: { type: 'boolean' },
+    toolbar_mode: { type: ['string', 'null'], enum: [...TOOLBAR_MODES, null] },
+    is_staff: { type: 'boolean' },
+    set_current_organization: { type: 'string', format: 'uuid' },
+    set_current_team: { type: ['string', 'integer'], pattern: '^[0-9]{1,18}$', minimum: 1 },
+    password: { type: 'string', minLength: 8, maxLength: 128 },
+    current_password: { type: 'string', maxLength: 128 },
+    events_column_config: {},
+    has_seen_product_intro_for: { type: ['object', 'null'] },
+    theme_mode: { type: ['string', 'null'], enum: [...THEME_MODES, null] },
+    hedgehog_config: { type: ['object', 'null'] },
+    role_at_organization: { type: ['string', 'null'], enum: [...ROLES_AT_ORGANIZATION, null] },
+  },
+} as const;
+
+export const hedgehogConfigSchema = { type: 'object' } as const;
+
+export const scenePersonalisationSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['scene', 'dashboard'],
+  properties: {
+    scene: { type: 'string', minLength: 1, maxLength: 200 },
+    dashboard: { type: 'integer', minimum: 1 },
+  },
+} as const;
+
+export const validate2faSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['token'],
+  properties: { token: { type: 'string', pattern: '^[0-9]{6}$' } },
+} as const;
+
+export type UserUpdateBody = FromSchema<typeof userUpdateSchema>;
+export type ScenePersonalisationBody = FromSchema<typeof scenePersonalisationSchema>;
+export type Validate2faBody = FromSchema<typeof validate2faSchema>;
+
+export const validateUserUpdate = compile<UserUpdateBody>(userUpdateSchema);
+export const validateHedgehogConfig = compile<Record<string, unknown>>(hedgehogConfigSchema);
+export const validateScenePersonalisation = compile<ScenePersonalisationBody>(scenePersonalisationSchema);
+export const validateValidate2fa = compile<Validate2faBody>(validate2faSchema);

@@ -1,0 +1,36 @@
+// The caller as the visibility rules see it: staff or not, and its level in each organization.
+// Loaded per request (one indexed query) so membership changes apply at once.
+import type { PrismaClient } from '@sett/db';
+import type { AuthContext } from '../auth/auth-context';
+
+export const ADMIN_LEVEL = 8;
+
+export interface Viewer {
+  userId: number;
+  isStaff: boolean;
+  /** organization id -> membership level */
+  levels: Map<string, number>;
+}
+
+export async function loadViewer(prisma: PrismaClient, auth: AuthContext): Promise<Viewer> {
+  const memberships = await prisma.organizationMembership.findMany({
+    where: { userId: auth.userId },
+    select: { organizationId: true, level: true },
+  });
+  return { userId: auth.userId, isStaff: auth.isStaff, levels: new Map(memberships.map((m) => [m.organizationId, m.level])) };
+}
+
+/** Staff see everything; others see organizations they belong to. */
+export function canSeeOrganization(viewer: Viewer, organizationId: string): boolean {
+  return viewer.isStaff || viewer.levels.has(organizationId);
+}
+
+/** Sees a user: staff, the user itself, or anyone sharing an organization with it. */
+export function canSeeUser(viewer: Viewer, userId: number, userOrgIds: readonly string[]): boolean {
+  return viewer.isStaff || viewer.userId === userId || userOrgIds.some((o) => viewer.levels.has(o));
+}
+
+/** Changes a user: staff, the user itself, or an admin (level >= 8) of one of the user's organizations. */
+export function canWriteUser(viewer: Viewer, userId: number, userOrgIds: readonly string[]): boolean {
+  return viewer.isStaff || viewer.userId === userId || userOrgIds.some((o) => (viewer.levels.get(o) ?? 0) >= ADMIN_LEVEL);
+}

@@ -1,0 +1,24 @@
+// Runs a compiled schema on a request body and turns the first error into a 400 naming the
+// attribute, PostHog style. A missing body on POST/PATCH counts as an empty object.
+import { ValidationError } from '@sett/http';
+import { describeAjvError, type ValidateFunction } from '@sett/schemas';
+
+export function validateBody<T>(validate: ValidateFunction<T>, body: unknown): T {
+  const value = body === undefined ? {} : body;
+  if (!validate(value)) {
+    const { detail, attr } = describeAjvError(validate.errors);
+    throw new ValidationError(detail, attr, 'invalid_input');
+  }
+  return value;
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(value: string): boolean {
+  return UUID_RE.test(value);
+}
+
+/** A positive integer path id, or undefined (the caller answers 404). */
+export function parseIntId(value: string): number | undefined {
+  return /^[1-9][0-9]{0,9}$/.test(value) && Number(value) <= 2_147_483_647 ? Number(value) : undefined;
+}
