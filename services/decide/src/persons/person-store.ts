@@ -1,0 +1,150 @@
+// Stored person and group properties, and experience-continuity hash keys, read from the
+// tables ingestion writes. Decide asks only when a flag needs a property the request did not
+// give (spec 4.3 rule 4); answers are cached briefly in process.
+import type { Pool } from 'pg';
+import { TtlCache } from './ttl-cache';
+
+export interface StoredPerson {
+  personId: string;
+  properties: Record<string, unknown>;
+}
+
+export interface GroupRef {
+  groupTypeIndex: number;
+  groupKey: string;
+}
+
+export interface PersonStore {
+  /** The person of a distinct id with its properties; null when there is none. */
+  person(teamId: number, distinctId: string): Promise<StoredPerson | null>;
+  /** Properties of each requested group, keyed `${index}:${key}`; absent groups are left out. */
+  groups(teamId: number, refs: GroupRef[]): Promise<Map<string, Record<string, unknown>>>;
+  /**
+   * Experience continuity: when the request names the anonymous id the person had before
+   * identifying, store it as the hash key of every continuity flag the person has no key for
+   * yet (first write wins, as in PostHog), then return flag key -> hash key.
+   */
+  hashKeyOverrides(teamId: number, distinctId: string, anonDistinctId: string | undefined, flagKeys: string[]): Promise<Record<string, string>>;
+  stats(): PersonStoreStats;
+}
+
+export interface PersonStoreStats {
+  personQueries: number;
+  groupQueries: number;
+  overrideQueries: number;
+}
+
+export interface PersonStoreOptions {
+  pool: Pool;
+  ttlMs: number;
+  maxEntries?: number;
+}
+
+export function groupCacheKey(ref: GroupRef): string {
+  return `${ref.groupTypeIndex}:${ref.groupKey}`;
+}
+
+export function createPersonStore(opts: PersonStoreOptions): PersonStore {
+  const persons = new TtlCache<StoredPerson | null>(opts.ttlMs, opts.maxEntries);
+  const groups = new TtlCache<Record<string, unknown> | null>(opts.ttlMs, opts.maxEntries);
+  const overrides = new TtlCache<Record<string, string>>(opts.ttlMs, opts.maxEntries);
+  const stats: PersonStoreStats = { personQueries: 0, groupQueries: 0, overrideQueries: 0 };
+
+  return {
+    async person(teamId, distinctId) {
+      const key = `${teamId}\u0000${distinctId}`;
+      const hit = persons.get(key);
+      if (hit !== undefined) return hit;
+      stats.personQueries++;
+      const { rows } = await opts.pool.query<{ id: string; properties: Record<string, unknown> | null }>(
+        `SELECT p.id::text AS id, p.properties
+           FROM person_distinct_ids pdi JOIN persons p ON p.id = pdi.person_id
+          WHERE pdi.team_id = $1 AND pdi.distinct_id = $2
+          LIMIT 1`,
+        [teamId, distinctId],
+      );
+      const row = rows[0];
+      const person = row ? { personId: row.id, properties: asObject(row.properties) } : null;
+      persons.set(key, person);
+      return person;
+    },
+
+    async groups(teamId, refs) {
+      const out = new Map<string, Record<string, unknown>>();
+      const missing: GroupRef[] = [];
+      for (const ref of refs) {
+        const hit = groups.get(`${teamId}:${groupCacheKey(ref)}`);
+        if (hit === undefined) missing.push(ref);
+        else if (hit !== null) out.set(groupCacheKey(ref), hit);
+      }
+      if (missing.length === 0) return out;
+      stats.groupQueries++;
+      const { rows } = await opts.pool.query<{ group_type_index: number; group_key: string; group_properties: unknown }>(
+        `SELECT g.group_type_index, g.group_key, g.group_properties
+           FROM groups g
+           JOIN unnest($2::int[], $3::text[]) AS want(idx, key)
+             ON g.group_type_index = want.idx AND g.group_key = want.key
+          WHERE g.team_id = $1`,
+        [teamId, missing.map((r) => r.groupTypeIndex), missing.map((r) => r.groupKey)],
+      );
+      const found = new Map(rows.map((r) => [groupCacheKey({ groupTypeIndex: r.group_type_index, groupKey: r.group_key }), asObject(r.group_properties)]));
+      for (const ref of missing) {
+        const key = groupCacheKey(ref);
+        const props = found.get(key) ?? null;
+        groups.set(`${teamId}:${key}`, props);
+        if (props) out.set(key, props);
+      }
+      return out;
+    },
+
+    async hashKeyOverrides(teamId, distinctId, anonDistinctId, flagKeys) {
+      if (flagKeys.length === 0) return {};
+      const anon = anonDistinctId && anonDistinctId !== distinctId ? anonDistinctId : undefined;
+      const cacheKey = `${teamId}\u0000${distinctId}\u0000${anon ?? ''}\u0000${flagKeys.join('\u0001')}`;
+      const hit = overrides.get(cacheKey);
+      if (hit) return hit;
+      stats.overrideQueries++;
+      const distinctIds = anon ? [distinctId, anon] : [distinctId];
+      if (anon) {
+        // As PostHog: for the persons behind both ids, each continuity flag without a hash key
+        // gets the anonymous id; an existing key is never replaced (ON CONFLICT DO NOTHING).
+        await opts.pool.query(
+          `INSERT INTO feature_flag_hash_key_overrides (team_id, person_id, feature_flag_key, hash_key)
+           SELECT DISTINCT $1::int, pdi.person_id, flag.key, $3::text
+             FROM person_distinct_ids pdi CROSS JOIN unnest($4::text[]) AS flag(key)
+            WHERE pdi.team_id = $1 AND pdi.distinct_id = ANY($2::text[])
+           ON CONFLICT (team_id, person_id, feature_flag_key) DO NOTHING`,
+          [teamId, distinctIds, anon, flagKeys],
+        );
+      }
+      const { rows } = await opts.pool.query<{ distinct_id: string; feature_flag_key: string; hash_key: string }>(
+        `SELECT pdi.distinct_id, o.feature_flag_key, o.hash_key
+           FROM feature_flag_hash_key_overrides o
+           JOIN person_distinct_ids pdi ON pdi.person_id = o.person_id AND pdi.team_id = o.team_id
+          WHERE o.team_id = $1 AND pdi.distinct_id = ANY($2::text[]) AND o.feature_flag_key = ANY($3::text[])`,
+        [teamId, distinctIds, flagKeys],
+      );
+      // The key of the identified id's own person wins over the anonymous person's.
+      const result: Record<string, string> = {};
+      for (const row of rows) if (row.distinct_id !== distinctId) result[row.feature_flag_key] = row.hash_key;
+      for (const row of rows) if (row.distinct_id === distinctId) result[row.feature_flag_key] = row.hash_key;
+      overrides.set(cacheKey, result);
+      return result;
+    },
+
+    stats: () => ({ ...stats }),
+  };
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  if (value && typeof value === 'object' && !Array.isArray(value)) return value as Record<string, unknown>;
+  if (typeof value === 'string') {
+    try {
+      const parsed = JSON.parse(value) as unknown;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+    } catch {
+      // not JSON: no properties
+    }
+  }
+  return {};
+}

@@ -1,0 +1,68 @@
+import { gzipSync } from 'node:zlib';
+import LZString from 'lz-string';
+import { PayloadTooLargeError, ValidationError } from '@sett/http';
+import { decodeDecideBody } from '../src/decide/body-decoding';
+
+const payload = { api_key: 'phc_x', distinct_id: 'user-1', person_properties: { email: 'a+b@example.com' } };
+const json = JSON.stringify(payload);
+const max = 1024 * 1024;
+
+describe('decodeDecideBody', () => {
+  it('reads plain JSON', () => {
+    expect(decodeDecideBody({ body: Buffer.from(json), contentType: 'application/json', maxBytes: max })).toEqual(payload);
+  });
+
+  it('reads gzip named by ?compression=gzip-js and sniffed without it', () => {
+    const gz = gzipSync(json);
+    expect(decodeDecideBody({ body: gz, compression: 'gzip-js', maxBytes: max })).toEqual(payload);
+    expect(decodeDecideBody({ body: gz, contentType: 'text/plain', maxBytes: max })).toEqual(payload);
+  });
+
+  it('reads base64 in a data= form field, escaped or not', () => {
+    const b64 = Buffer.from(json).toString('base64');
+    const escaped = `data=${encodeURIComponent(b64)}`;
+    const raw = `data=${b64}`;
+    for (const text of [escaped, raw]) {
+      expect(
+        decodeDecideBody({ body: Buffer.from(text), contentType: 'application/x-www-form-urlencoded', compression: 'base64', maxBytes: max }),
+      ).toEqual(payload);
+    }
+    // no compression named at all: base64 is recognised because the text is not JSON
+    expect(decodeDecideBody({ body: Buffer.from(escaped), contentType: 'application/x-www-form-urlencoded', maxBytes: max })).toEqual(payload);
+  });
+
+  it('reads lz64 (lz-string base64) from the query or the form', () => {
+    const lz = LZString.compressToBase64(json);
+    expect(
+      decodeDecideBody({ body: Buffer.from(`data=${encodeURIComponent(lz)}`), contentType: 'application/x-www-form-urlencoded', compression: 'lz64', maxBytes: max }),
+    ).toEqual(payload);
+    expect(
+      decodeDecideBody({ body: Buffer.from(`data=${encodeURIComponent(lz)}&compression=lz64`), contentType: 'application/x-www-form-urlencoded', maxBytes: max }),
+    ).toEqual(payload);
+  });
+
+  it('reads a bare base64 body', () => {
+    expect(decodeDecideBody({ body: Buffer.from(Buffer.from(json).toString('base64')), compression: 'base64', maxBytes: max })).toEqual(payload);
+  });
+
+  it.each([
+    ['empty', Buffer.alloc(0)],
+    ['not JSON', Buffer.from('{nope')],
+    ['a JSON array', Buffer.from('[1,2]')],
+    ['broken gzip', Buffer.from([0x1f, 0x8b, 1, 2, 3])],
+  ])('refuses %s with a 400', (_name, body) => {
+    expect(() => decodeDecideBody({ body, maxBytes: max })).toThrow(ValidationError);
+  });
+
+  it('refuses bad lz64 and a form without data', () => {
+    expect(() => decodeDecideBody({ body: Buffer.from('data=@@@'), compression: 'lz64', maxBytes: max })).toThrow(ValidationError);
+    expect(() => decodeDecideBody({ body: Buffer.from('x=1'), contentType: 'application/x-www-form-urlencoded', maxBytes: max })).toThrow(
+      ValidationError,
+    );
+  });
+
+  it('refuses a gzip body that inflates past the limit with a 413', () => {
+    const bomb = gzipSync(Buffer.alloc(64 * 1024, 'a'));
+    expect(() => decodeDecideBody({ body: bomb, maxBytes: 4096 })).toThrow(PayloadTooLargeError);
+  });
+});
