@@ -1,26 +1,56 @@
-// Composition root of the ingestion worker: config, clients, consumers, health port, shutdown.
+// Composition root of the ingestion worker: config, clients, the worker, the health port
+// (/_health, /_ready, /_metrics) and graceful shutdown (SIGTERM: the batches in flight finish
+// and commit, then the consumers leave their groups). The only place that reads the env.
 import express from 'express';
 import { loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
 import { createMetricsRegistry, createServiceApp, startService } from '@sett/http';
+import { createRedis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { createKafka } from '@sett/kafka';
+import { createIngestionWorker } from './worker';
 
 async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'ingestion' });
   if (config.kafkaBrokers.length === 0) throw new Error('KAFKA_BROKERS is not set');
   const pool = createPgPool({ databaseUrl: config.databaseUrl, max: config.databasePoolSize, applicationName: 'sett-ingestion' });
+  // An idle client losing its connection (Postgres restarting) must not crash the process;
+  // the batch that next uses the pool fails and is retried.
+  pool.on('error', (error) => logger.warn('idle Postgres connection failed', { error: error.message }));
+  let redisWarnedAt = 0;
+  const redis = createRedis({
+    url: config.redisUrl,
+    name: 'sett-ingestion',
+    onError: (error) => {
+      if (Date.now() - redisWarnedAt > 10_000) {
+        redisWarnedAt = Date.now();
+        logger.warn('redis connection error', { error: error.message });
+      }
+    },
+  });
   const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'sett-ingestion', logger, logLevel: 'warn' });
-  const admin = kafka.admin();
-  await admin.connect();
+  const registry = createMetricsRegistry('ingestion');
+  const worker = createIngestionWorker({
+    kafka,
+    pool,
+    redis,
+    logger,
+    registry,
+    config: config.ingestion,
+    tokenCacheTtlMs: config.capture.tokenCacheTtlMs,
+  });
+
   const app = createServiceApp({
     name: 'ingestion',
     logger,
-    registry: createMetricsRegistry('ingestion'),
+    registry,
     readiness: {
       postgres: async () => void (await pool.query('SELECT 1')),
-      kafka: async () => void (await admin.listTopics()),
+      consumers: async () => {
+        const problems = worker.problems();
+        if (problems.length > 0) throw new Error(problems.join('; '));
+      },
     },
     routes: express.Router(),
   });
@@ -32,9 +62,10 @@ async function main() {
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
-    closers: [() => admin.disconnect(), () => pool.end()],
-    extra: { topics: config.ingestion.topics },
+    closers: [() => worker.stop(), async () => void (await redis.quit()), () => pool.end()],
+    extra: { topics: config.ingestion.topics, groups: worker.plans.map((p) => p.groupId) },
   });
+  await worker.start();
 }
 
 main().catch((err) => {

@@ -64,7 +64,7 @@ const follow = (p: PersonState): PersonState => {
 export function simulatePersonBatch(
   events: PersonEventInput[],
   loaded: Map<string, LoadedPerson>,
-  newUuid: () => string,
+  newUuid: (teamId: number, distinctId: string) => string,
 ): PersonBatchResult {
   const byKey = new Map<string, PersonState>();
   const byId = new Map<string, PersonState>();
@@ -100,7 +100,7 @@ export function simulatePersonBatch(
   const create = (teamId: number, distinctId: string, timestamp: string): PersonState => {
     const p: PersonState = {
       id: null,
-      uuid: newUuid(),
+      uuid: newUuid(teamId, distinctId),
       teamId,
       properties: {},
       isIdentified: false,

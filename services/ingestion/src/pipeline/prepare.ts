@@ -35,13 +35,14 @@ export function decodeMessage(value: Buffer | null): StepResult<CaptureMessage> 
 }
 
 // Postgres text and jsonb cannot hold U+0000, and jsonb rejects lone surrogates: PostHog
-// replaces NUL with U+FFFD, and toWellFormed does the same for broken surrogate pairs.
+// replaces NUL with U+FFFD; broken surrogate pairs get the same treatment (String#toWellFormed).
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const NEEDS_CLEANING = /\u0000|[\ud800-\udfff]/;
 const ESCAPED_BAD = /\\u0000|\\ud[89a-f]/i;
 
 export function cleanString(s: string): string {
   if (!NEEDS_CLEANING.test(s)) return s;
-  return s.replace(/\u0000/g, '\ufffd').toWellFormed();
+  return s.replace(/\u0000/g, '\ufffd').replace(LONE_SURROGATE, '\ufffd');
 }
 
 export function cleanValue(value: unknown): unknown {

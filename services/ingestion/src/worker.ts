@@ -1,0 +1,149 @@
+// The ingestion worker, wired from its dependencies so tests run the real thing in-process:
+// one consumer runner per consumer group (live, historical; chosen by config), a shared batch
+// handler writing to Postgres, a dead letter producer, metrics (including consumer lag per
+// partition) and readiness.
+import type { Pool } from 'pg';
+import type { Kafka } from 'kafkajs';
+import type { Registry } from 'prom-client';
+import type { Config } from '@sett/config';
+import { writeGroupTypes, type Redis } from '@sett/cache';
+import { prom } from '@sett/http';
+import {
+  TOPICS,
+  createBatchingProducer,
+  createConsumerRunner,
+  createDeadLetterMessage,
+  encodeDeadLetterMessage,
+  type ConsumerRunner,
+  type PartitionLag,
+} from '@sett/kafka';
+import type { Logger } from '@sett/logger';
+import { RetryHealth, createBatchHandler, type DeadLetter } from './kafka/batch-handler';
+import { GROUP_IDS, consumerPlans, type ConsumerPlan } from './kafka/consumers';
+import { createIngestionMetrics } from './metrics';
+import type { WriteBatchResult } from './pipeline/write-batch';
+import { createTeamResolver } from './teams/team-resolver';
+
+export type IngestionWorkerConfig = Pick<
+  Config['ingestion'],
+  'topics' | 'batchSize' | 'sessionTimeoutMs' | 'heartbeatIntervalMs' | 'maxWaitTimeMs' | 'partitionsConcurrently'
+>;
+
+export type IngestionWorkerDeps = {
+  kafka: Kafka;
+  pool: Pool;
+  /** Token cache shared with capture/decide, and where new group type mappings are published. */
+  redis?: Redis;
+  logger: Logger;
+  registry: Registry;
+  config: IngestionWorkerConfig;
+  /** Consumer group ids (tests run a second, independent worker on the same topics). */
+  groupIds?: { live: string; historical: string };
+  /** Backoff of failed batch attempts. */
+  retry?: { initialMs?: number; maxMs?: number };
+  tokenCacheTtlMs?: number;
+};
+
+export type GroupLag = PartitionLag & { groupId: string };
+
+export type IngestionWorker = {
+  start(): Promise<void>;
+  /** Finishes and commits the batches in flight, leaves the groups, flushes the producer. */
+  stop(): Promise<void>;
+  lag(): Promise<GroupLag[]>;
+  /** Problems that make the worker not ready (a partition stuck retrying, a stopped consumer). */
+  problems(): string[];
+  plans: ConsumerPlan[];
+};
+
+export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorker {
+  const { logger, config } = deps;
+  const metrics = createIngestionMetrics(deps.registry);
+  const health = new RetryHealth();
+  const plans = consumerPlans(config.topics, deps.groupIds ?? GROUP_IDS);
+  const producer = createBatchingProducer({ kafka: deps.kafka, lingerMs: 5, logger });
+  const teams = createTeamResolver({ pool: deps.pool, redis: deps.redis, logger, ttlMs: deps.tokenCacheTtlMs });
+
+  const sendDeadLetters = async (letters: DeadLetter[]) => {
+    await producer.send(
+      TOPICS.deadLetter,
+      letters.map((l) => ({ key: null, value: encodeDeadLetterMessage(createDeadLetterMessage(l)) })),
+    );
+  };
+
+  // decide reads group type mappings from Redis: publish a project's mapping when it changed,
+  // and once per process for every project seen (heals a crash between commit and publish).
+  const published = new Set<number>();
+  const afterCommit = async (result: WriteBatchResult) => {
+    const redis = deps.redis;
+    if (!redis) return;
+    for (const [teamId, mapping] of result.groupTypes) {
+      if (mapping.size === 0 || (published.has(teamId) && !result.newGroupTypeTeams.has(teamId))) continue;
+      const byIndex: Record<number, string> = {};
+      for (const [type, index] of mapping) byIndex[index] = type;
+      await writeGroupTypes(redis, teamId, byIndex);
+      published.add(teamId);
+    }
+  };
+
+  const handleBatch = createBatchHandler({ pool: deps.pool, teams, sendDeadLetters, logger, metrics, health, retry: deps.retry, afterCommit });
+  const runners = plans.map((plan) => ({
+    plan,
+    runner: createConsumerRunner({
+      kafka: deps.kafka,
+      groupId: plan.groupId,
+      topics: plan.topics,
+      handleBatch,
+      sessionTimeout: config.sessionTimeoutMs,
+      heartbeatInterval: config.heartbeatIntervalMs,
+      maxWaitTimeInMs: config.maxWaitTimeMs,
+      maxBytesPerPartition: config.batchSize,
+      partitionsConsumedConcurrently: config.partitionsConcurrently,
+      logger: logger.child({ consumerGroup: plan.groupId }),
+    }) as ConsumerRunner,
+  }));
+
+  const lag = async (): Promise<GroupLag[]> => {
+    const all = await Promise.all(runners.map(async ({ plan, runner }) => (await runner.lag()).map((l) => ({ ...l, groupId: plan.groupId }))));
+    return all.flat();
+  };
+
+  new prom.Gauge({
+    name: 'sett_ingestion_consumer_lag',
+    help: 'Messages not yet committed by the consumer group, per partition',
+    labelNames: ['group', 'topic', 'partition'],
+    registers: [deps.registry],
+    async collect() {
+      try {
+        this.reset();
+        for (const l of await lag()) this.set({ group: l.groupId, topic: l.topic, partition: String(l.partition) }, l.lag);
+      } catch (error) {
+        logger.debug('consumer lag unavailable', { error: (error as Error).message });
+      }
+    },
+  });
+
+  let started = false;
+  return {
+    plans,
+    async start() {
+      await producer.connect();
+      for (const { runner } of runners) await runner.start();
+      started = true;
+      logger.info('ingestion consumers started', { groups: plans.map((p) => ({ groupId: p.groupId, topics: p.topics })) });
+    },
+    async stop() {
+      started = false;
+      // In parallel: each runner waits for its in-flight batch and commits it.
+      await Promise.all(runners.map(({ runner }) => runner.stop()));
+      await producer.disconnect();
+    },
+    lag,
+    problems() {
+      const problems = health.problems();
+      if (!started) problems.push('consumers not started');
+      for (const { plan, runner } of runners) if (started && !runner.isRunning()) problems.push(`consumer ${plan.groupId} not running`);
+      return problems;
+    },
+  };
+}
