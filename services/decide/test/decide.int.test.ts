@@ -5,7 +5,7 @@ import LZString from 'lz-string';
 import { redisKeys, writeFlagList } from '@sett/cache';
 import { matchingVariant } from '@sett/flags';
 import { openGeoIp } from '../src/geoip/geoip';
-import { createProject, insertFlag, insertGroup, insertPerson, post, startHarness, type Harness, type Project } from './support';
+import { createProject, insertFlag, insertGroup, insertPerson, post, startHarness, type Harness, type Project, type Reply } from './support';
 
 let h: Harness;
 let project: Project;
@@ -120,7 +120,7 @@ describe('flags created in the database, evaluated through decide?v=4', () => {
 });
 
 describe('request bodies', () => {
-  const expectEveryone = (res: { status: number; body: Record<string, any> }) => {
+  const expectEveryone = (res: Reply) => {
     expect(res.status).toBe(200);
     expect(res.body.flags.everyone.enabled).toBe(true);
   };
