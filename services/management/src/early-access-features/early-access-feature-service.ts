@@ -16,13 +16,19 @@ type Row = EarlyAccessFeature & { featureFlag: FeatureFlag | null };
 export function earlyAccessFeatureJson(f: Row) {
   return {
     id: f.id,
-    feature_flag: f.featureFlag ? featureFlagJson(f.featureFlag) : null,
+    feature_flag: f.featureFlag ? nestedFlagJson(f.featureFlag) : null,
     name: f.name,
     description: f.description,
     stage: f.stage,
     documentation_url: f.documentationUrl,
     created_at: f.createdAt.toISOString(),
   };
+}
+
+/** The nested flag of spec 2.5: the flag fields it lists, nothing more. */
+function nestedFlagJson(flag: FeatureFlag) {
+  const { id, team_id, name, key, filters, deleted, active, ensure_experience_continuity, has_encrypted_payloads } = featureFlagJson(flag);
+  return { id, team_id, name, key, filters, deleted, active, ensure_experience_continuity, has_encrypted_payloads };
 }
 
 /** Blank, or an absolute http(s) URL. */
