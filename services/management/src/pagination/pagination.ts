@@ -107,6 +107,8 @@ export function encodeCursor(cursor: EventCursor): string {
   return Buffer.from(JSON.stringify([cursor.ts, cursor.uuid])).toString('base64url');
 }
 
+// timestamptz as Postgres prints it, e.g. "2026-01-01 00:00:07.123456+00".
+const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2}){0,2}|Z)$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export function decodeCursor(raw: unknown): EventCursor | undefined {
@@ -115,7 +117,7 @@ export function decodeCursor(raw: unknown): EventCursor | undefined {
     if (typeof raw !== 'string') throw new Error('not a string');
     const v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
     if (Array.isArray(v) && typeof v[0] === 'string' && typeof v[1] === 'string' && UUID_RE.test(v[1])) {
-      if (!Number.isNaN(Date.parse(v[0].replace(' ', 'T')))) return { ts: v[0], uuid: v[1] };
+      if (TIMESTAMP_RE.test(v[0])) return { ts: v[0], uuid: v[1] };
     }
   } catch {
     // fall through to the validation error
