@@ -15,7 +15,7 @@ import { createProjectResolver } from './decide/project-resolver';
 import { createFlagStore, type FlagStore } from './flags/flag-store';
 import { noGeoIp, type GeoIp } from './geoip/geoip';
 import { createPersonStore, type PersonStore } from './persons/person-store';
-import { createQuotaStore } from './quota/quota';
+import { createQuotaStore, createUsageCounter, type UsageCounter } from './quota/quota';
 
 export interface DecideConfig {
   flagCacheTtlMs: number;
@@ -23,6 +23,8 @@ export interface DecideConfig {
   tokenCacheTtlMs: number;
   quotaCacheTtlMs?: number;
   maxBodyBytes: number;
+  /** How often quota usage counted in process is added to the shared Redis counter. */
+  usageFlushIntervalMs?: number;
   /** How long to skip Redis after a failed round trip. */
   redisBackoffMs?: number;
 }
@@ -43,6 +45,7 @@ export interface DecideApp {
   service: DecideService;
   flagStore: FlagStore;
   personStore: PersonStore;
+  usage: UsageCounter;
   metrics: DecideMetrics;
   /** Resolves once the flags-changed subscription is active. */
   subscribed: Promise<void>;
@@ -62,8 +65,14 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
   const flagStore = createFlagStore({ redis, pool, logger, ttlMs: config.flagCacheTtlMs });
   const personStore = createPersonStore({ pool, ttlMs: config.personCacheTtlMs });
   const quotaStore = createQuotaStore({ pool, ttlMs: config.quotaCacheTtlMs ?? 30_000 });
+  const usage = createUsageCounter({
+    redis,
+    redisUsable: redisHealth.usable,
+    redisFailed: redisHealth.failed,
+    flushIntervalMs: config.usageFlushIntervalMs ?? 1000,
+  });
   const geoip = deps.geoip ?? noGeoIp;
-  const service = createDecideService({ redis, redisHealth, flagStore, personStore, quotaStore, geoip, logger, metrics });
+  const service = createDecideService({ redis, redisHealth, flagStore, personStore, quotaStore, usage, geoip, logger, metrics });
   const projects = createProjectResolver({ redis, pool, redisHealth, ttlMs: config.tokenCacheTtlMs });
 
   const subscriber = deps.subscriber;
@@ -107,10 +116,12 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     service,
     flagStore,
     personStore,
+    usage,
     metrics,
     subscribed,
     async close() {
       subscriber?.off('message', onMessage);
+      await usage.stop();
     },
   };
 }

@@ -372,6 +372,7 @@ describe('quota', () => {
     expect(limited.status).toBe(200);
     expect(limited.body.flags).toEqual({});
     expect(limited.body.quotaLimited).toEqual(['feature_flags']);
+    await h.decide.usage.flush();
     const usage = await h.redis.get(redisKeys.flagUsage(p.organizationId, new Date().toISOString().slice(0, 7)));
     expect(Number(usage)).toBe(3);
     const v3 = await post(h.url, '/decide/?v=3', { api_key: p.token, distinct_id: 'q' });

@@ -1,15 +1,15 @@
-// One flag evaluation request, top to bottom: flag list and quota in one Redis round trip (or
-// none for the flag list when the in-process copy is fresh), stored properties only when a flag
+// One flag evaluation request, top to bottom: flag list from the in-process copy (else one
+// Redis read, else Postgres), quota counted in process, stored properties only when a flag
 // needs one the request did not give, pure evaluation. Failures of a dependency degrade to
 // fewer flags with errorsWhileComputingFlags, never to a 500.
-import { redisKeys, type ProjectRef, type Redis } from '@sett/cache';
+import type { ProjectRef, Redis } from '@sett/cache';
 import { evaluateFlags, type EvaluationContext, type FlagDefinition, type FlagResult } from '@sett/flags';
 import type { Logger } from '@sett/logger';
 import type { ProjectFlags } from '../flags/flag-definitions';
 import type { FlagStore } from '../flags/flag-store';
 import type { GeoIp } from '../geoip/geoip';
 import { groupCacheKey, type GroupRef, type PersonStore } from '../persons/person-store';
-import { isQuotaLimited, usageKey, USAGE_TTL_SECONDS, type QuotaStore } from '../quota/quota';
+import type { QuotaStore, UsageCounter } from '../quota/quota';
 import type { EvaluationOutcome } from './response-format';
 import type { DecideMetrics } from './decide-metrics';
 
@@ -54,6 +54,7 @@ export interface DecideServiceDeps {
   flagStore: FlagStore;
   personStore: PersonStore;
   quotaStore: QuotaStore;
+  usage: UsageCounter;
   geoip: GeoIp;
   logger: Logger;
   metrics: DecideMetrics;
@@ -66,33 +67,23 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
   const now = deps.now ?? (() => new Date());
   const { metrics, logger } = deps;
 
-  // The flag list (on a local miss) and the quota counters share one pipelined round trip.
+  // Flag list: the in-process copy, else one Redis MGET, else Postgres. Quota usage is counted
+  // in process and sent to Redis in batches (see quota.ts), so a cache hit costs no round trip.
   async function projectAndQuota(ref: ProjectRef, at: Date): Promise<{ project: ProjectFlags; limited: boolean }> {
-    const quotaPromise = deps.quotaStore.quota(ref.organizationId).catch((err: Error) => {
-      logger.warn('could not read the flag quota; not limiting', { organizationId: ref.organizationId, err: err.message });
-      return null;
-    });
+    const limitedPromise = deps.quotaStore
+      .quota(ref.organizationId)
+      .then((quota) => deps.usage.count(ref.organizationId, quota, at))
+      .catch((err: Error) => {
+        logger.warn('could not check the flag quota; not limiting', { organizationId: ref.organizationId, err: err.message });
+        return false;
+      });
     let project = deps.flagStore.cached(ref.teamId);
     let source: 'local' | 'redis' | 'postgres' = 'local';
-    let usage: number | null = null;
-    let listed = false;
     let redisOk = deps.redisHealth.usable();
-    if (redisOk) {
-      const key = usageKey(ref.organizationId, at);
-      const pipeline = deps.redis.pipeline();
-      if (!project) pipeline.mget(...deps.flagStore.redisKeys(ref.teamId));
-      pipeline.incr(key).sismember(redisKeys.quotaLimitedFlags(), ref.organizationId);
+    if (!project && redisOk) {
       try {
-        const results = (await pipeline.exec()) ?? [];
-        for (const [err] of results) if (err) throw err;
-        const values = results.map(([, value]) => value);
-        if (!project) {
-          project = deps.flagStore.fromRedis(ref.teamId, values.shift() as Array<string | null>);
-          source = 'redis';
-        }
-        usage = Number(values[0]);
-        listed = Number(values[1]) === 1;
-        if (usage === 1) void deps.redis.expire(key, USAGE_TTL_SECONDS).catch(() => undefined);
+        project = deps.flagStore.fromRedis(ref.teamId, await deps.redis.mget(...deps.flagStore.redisKeys(ref.teamId)));
+        source = 'redis';
       } catch (err) {
         redisOk = false;
         deps.redisHealth.failed(err);
@@ -103,8 +94,7 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
       source = 'postgres';
     }
     metrics.flagSource.inc({ source });
-    const quota = await quotaPromise;
-    return { project, limited: isQuotaLimited({ listed, usage, quota }) };
+    return { project, limited: await limitedPromise };
   }
 
   return {

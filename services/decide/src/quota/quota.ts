@@ -1,9 +1,11 @@
-// Per-organization flag quota (spec 7 rule 4). Usage is counted in Redis per billing period
-// with INCR, queued by the caller into its one per-request pipeline together with a membership
-// test of the "limited organizations" set that billing tooling may fill by hand. The quota
-// itself (organizations.feature_flag_quota, null = unlimited) is read from Postgres and cached.
+// Per-organization flag quota (spec 7 rule 4). Usage is counted in Redis per billing period;
+// each process adds its requests to the shared counter in batches (INCRBY, about once a
+// second, together with a membership test of the "limited organizations" set that billing
+// tooling may fill), so the hot path costs no round trip. An organization's first request in a
+// process goes to Redis at once, so a listed organization is limited from its first request.
+// The quota itself (organizations.feature_flag_quota, null = unlimited) comes from Postgres.
 import type { Pool } from 'pg';
-import { billingPeriod, redisKeys } from '@sett/cache';
+import { billingPeriod, redisKeys, type Redis } from '@sett/cache';
 import { TtlCache } from '../persons/ttl-cache';
 
 export interface QuotaStore {
@@ -48,4 +50,91 @@ export const USAGE_TTL_SECONDS = 60 * 24 * 3600;
 export function isQuotaLimited(input: { listed: boolean; usage: number | null; quota: number | null }): boolean {
   if (input.listed) return true;
   return input.quota !== null && input.usage !== null && input.usage > input.quota;
+}
+
+export interface UsageCounter {
+  /** Counts one request of the organization; resolves to whether it is over quota. */
+  count(organizationId: string, quota: number | null, now: Date): Promise<boolean>;
+  /** Sends pending counts to Redis and refreshes what is known of every organization. */
+  flush(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface OrgUsage {
+  period: string;
+  /** The shared counter as of the last round trip (all processes). */
+  base: number;
+  /** Requests counted here since then. */
+  pending: number;
+  listed: boolean;
+  /** False until one round trip succeeded: unknown usage never limits (fail open). */
+  synced: boolean;
+}
+
+export function createUsageCounter(opts: {
+  redis: Redis;
+  /** Skip Redis while it is known to be down (and report failures). */
+  redisUsable: () => boolean;
+  redisFailed: (err: unknown) => void;
+  flushIntervalMs: number;
+}): UsageCounter {
+  const orgs = new Map<string, OrgUsage>();
+
+  // One round trip for a set of organizations: add their pending counts, read the listed set.
+  async function sync(entries: Array<[string, OrgUsage]>): Promise<void> {
+    const pipeline = opts.redis.pipeline();
+    const sent = entries.map(([orgId, usage]) => {
+      const key = redisKeys.flagUsage(orgId, usage.period);
+      const delta = usage.pending;
+      pipeline.incrby(key, delta).expire(key, USAGE_TTL_SECONDS).sismember(redisKeys.quotaLimitedFlags(), orgId);
+      usage.pending -= delta;
+      return { usage, delta };
+    });
+    try {
+      const results = (await pipeline.exec()) ?? [];
+      for (const [err] of results) if (err) throw err;
+      sent.forEach(({ usage }, i) => {
+        usage.base = Number(results[i * 3]![1]) - usage.pending;
+        usage.listed = Number(results[i * 3 + 2]![1]) === 1;
+        usage.synced = true;
+      });
+    } catch (err) {
+      for (const { usage, delta } of sent) usage.pending += delta; // counted again next time
+      opts.redisFailed(err);
+    }
+  }
+
+  let flushing: Promise<void> | undefined;
+  const flush = () => {
+    flushing ??= (async () => {
+      try {
+        if (orgs.size > 0 && opts.redisUsable()) await sync([...orgs.entries()]);
+      } finally {
+        flushing = undefined;
+      }
+    })();
+    return flushing;
+  };
+  const timer = setInterval(() => void flush(), opts.flushIntervalMs);
+  timer.unref();
+
+  return {
+    async count(organizationId, quota, now) {
+      const period = billingPeriod(now);
+      let usage = orgs.get(organizationId);
+      const fresh = !usage || usage.period !== period;
+      if (!usage || fresh) {
+        usage = { period, base: 0, pending: 0, listed: false, synced: false };
+        orgs.set(organizationId, usage);
+      }
+      usage.pending++;
+      if (fresh && opts.redisUsable()) await sync([[organizationId, usage]]);
+      return isQuotaLimited({ listed: usage.listed, usage: usage.synced ? usage.base + usage.pending : null, quota });
+    },
+    flush,
+    async stop() {
+      clearInterval(timer);
+      await flush();
+    },
+  };
 }

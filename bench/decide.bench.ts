@@ -1,0 +1,255 @@
+// `pnpm bench decide`: flag evaluation throughput and latency of the decide service (a child
+// process running services/decide/src/main.ts) against a baseline express endpoint that parses
+// the same bodies and returns a fixed response of the same size (another child process).
+// A project with 50 flags (rollouts, multivariate, person-property and group conditions),
+// random distinct ids, some requests carrying person_properties, some needing stored persons.
+// Targets (issue 5): >= 5,000 requests/s, p99 < 10 ms at 1,000 requests/s, >= 0.5 of baseline.
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import express from 'express';
+import { createRedis, redisKeys } from '@sett/cache';
+import { createPgPool, ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
+import { fmt, load, ratioLine, startChild, type LoadResult } from './lib';
+
+const BASELINE_ENV = 'SETT_DECIDE_BENCH_BASELINE';
+const DECIDE_MAIN = path.join(__dirname, '..', 'services', 'decide', 'src', 'main.ts');
+const PERSONS = 2_000;
+const GROUPS = 200;
+const MAX_SECONDS = 8;
+
+// Baseline role: when this file is started as a child with the env var set, it serves the
+// fixed response and nothing else.
+if (process.env[BASELINE_ENV]) {
+  const { port, responseFile } = JSON.parse(process.env[BASELINE_ENV]!) as { port: number; responseFile: string };
+  const fixed = fs.readFileSync(responseFile, 'utf8');
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.post('/decide/', express.json({ limit: '1mb' }), (req, res) => {
+    if (!req.body?.distinct_id) {
+      res.status(400).end();
+      return;
+    }
+    res.type('application/json').send(fixed);
+  });
+  app.listen(port, '127.0.0.1', () => process.stdout.write(`baseline ready on ${port}\n`));
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+const PLANS = ['free', 'pro', 'enterprise'];
+const COUNTRIES = ['GB', 'US', 'DE', 'FR', 'AU'];
+
+export function personProperties(i: number): Record<string, unknown> {
+  return {
+    email: `user${i}@${i % 3 === 0 ? 'example.com' : 'mail.org'}`,
+    plan: PLANS[i % PLANS.length],
+    age: 18 + (i % 50),
+    country: COUNTRIES[i % COUNTRIES.length],
+    signup: `2024-0${1 + (i % 9)}-15T00:00:00Z`,
+  };
+}
+
+/** 50 flags: 15 rollouts, 10 multivariate, 15 person-property conditions, 5 group, 5 mixed with payloads. */
+export function flagDefinitions(): Array<{ key: string; filters: unknown; continuity?: boolean }> {
+  const flags: Array<{ key: string; filters: unknown; continuity?: boolean }> = [];
+  for (let i = 0; i < 15; i++) flags.push({ key: `rollout-${i}`, filters: { groups: [{ properties: [], rollout_percentage: (i * 7) % 101 }] } });
+  for (let i = 0; i < 10; i++) {
+    flags.push({
+      key: `experiment-${i}`,
+      filters: {
+        groups: [{ properties: [], rollout_percentage: 50 + i * 5 }],
+        multivariate: { variants: [{ key: 'control', rollout_percentage: 34 }, { key: 'test-a', rollout_percentage: 33 }, { key: 'test-b', rollout_percentage: 33 }] },
+      },
+    });
+  }
+  const personConditions = [
+    { key: 'email', type: 'person', operator: 'icontains', value: '@example.com' },
+    { key: 'plan', type: 'person', operator: 'exact', value: ['pro', 'enterprise'] },
+    { key: 'age', type: 'person', operator: 'gt', value: 40 },
+    { key: 'country', type: 'person', operator: 'exact', value: 'GB' },
+    { key: 'email', type: 'person', operator: 'regex', value: '^user[0-9]*5@' },
+    { key: 'signup', type: 'person', operator: 'is_date_after', value: '2024-05-01' },
+    { key: 'plan', type: 'person', operator: 'is_not', value: 'free' },
+  ];
+  for (let i = 0; i < 15; i++) {
+    flags.push({
+      key: `targeted-${i}`,
+      filters: { groups: [{ properties: [personConditions[i % personConditions.length]], rollout_percentage: 100 - i * 3 }, { properties: [], rollout_percentage: 5 }] },
+    });
+  }
+  for (let i = 0; i < 5; i++) {
+    flags.push({
+      key: `company-${i}`,
+      filters: {
+        aggregation_group_type_index: 0,
+        groups: [{ properties: [{ key: 'plan', type: 'group', group_type_index: 0, value: PLANS[i % PLANS.length] }], rollout_percentage: 100 }, { properties: [], rollout_percentage: 20 }],
+      },
+    });
+  }
+  for (let i = 0; i < 5; i++) {
+    flags.push({
+      key: `banner-${i}`,
+      filters: {
+        groups: [
+          { properties: [{ key: 'country', type: 'person', operator: 'exact', value: COUNTRIES.slice(0, 2 + i) }], rollout_percentage: 80, variant: i % 2 ? 'blue' : null },
+          { properties: [], rollout_percentage: 30 },
+        ],
+        multivariate: { variants: [{ key: 'blue', rollout_percentage: 50 }, { key: 'green', rollout_percentage: 50 }] },
+        payloads: { blue: JSON.stringify({ color: 'blue', n: i }), green: JSON.stringify({ color: 'green', n: i }) },
+      },
+    });
+  }
+  return flags;
+}
+
+export async function prepareDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `sett_bench_decide_${process.pid}`;
+  const url = withDatabase(serverUrl, name);
+  const drop = () => withMaintenanceClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`)).then(() => undefined);
+  await drop();
+  await ensureDatabase(url);
+  await migrateDeploy({ databaseUrl: url });
+  return { url, drop };
+}
+
+export async function seed(databaseUrl: string): Promise<{ token: string; teamId: number; organizationId: string }> {
+  const pool = createPgPool({ databaseUrl, max: 2 });
+  try {
+    // A team id no other Sett database on this Redis is likely to use (keys are per team id).
+    await pool.query(`SELECT setval('teams_id_seq', $1)`, [2_000_000_000 + Math.floor(Math.random() * 100_000_000)]);
+    const organizationId = randomUUID();
+    await pool.query('INSERT INTO organizations (id, name, slug) VALUES ($1, $2, $3)', [organizationId, 'Bench', `bench-${organizationId}`]);
+    const token = `phc_bench${randomUUID().replace(/-/g, '')}`;
+    const { rows } = await pool.query<{ id: number }>(
+      'INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, $3) RETURNING id',
+      [organizationId, token, 'Bench'],
+    );
+    const teamId = rows[0]!.id;
+    for (const f of flagDefinitions()) {
+      await pool.query('INSERT INTO feature_flags (team_id, key, name, filters) VALUES ($1, $2, $3, $4)', [teamId, f.key, f.key, JSON.stringify(f.filters)]);
+    }
+    await pool.query(`INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, 'company', 0)`, [teamId]);
+    await pool.query(
+      `INSERT INTO groups (team_id, group_type_index, group_key, group_properties)
+       SELECT $1, 0, 'company-' || i, jsonb_build_object('plan', (ARRAY['free','pro','enterprise'])[1 + i % 3])
+         FROM generate_series(0, $2 - 1) AS i`,
+      [teamId, GROUPS],
+    );
+    const props = Array.from({ length: PERSONS }, (_, i) => JSON.stringify(personProperties(i)));
+    const { rows: persons } = await pool.query<{ id: string }>(
+      'INSERT INTO persons (uuid, team_id, properties) SELECT gen_random_uuid(), $1, p::jsonb FROM unnest($2::text[]) AS p RETURNING id::text',
+      [teamId, props],
+    );
+    await pool.query(
+      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
+       SELECT $1, 'person-' || (n - 1), pid::bigint FROM unnest($2::text[]) WITH ORDINALITY AS t(pid, n)`,
+      [teamId, persons.map((p) => p.id)],
+    );
+    return { token, teamId, organizationId };
+  } finally {
+    await pool.end();
+  }
+}
+
+export function bodyMaker(token: string): () => string {
+  return () => {
+    const r = Math.random();
+    const body: Record<string, unknown> = { api_key: token, distinct_id: `anon-${randomUUID()}` };
+    if (r < 0.5) {
+      // a random id carrying every person property the flags read: no stored person needed
+      body.person_properties = personProperties(Math.floor(Math.random() * 100_000));
+    } else if (r < 0.75) {
+      // an identified person: stored properties read (and cached briefly)
+      body.distinct_id = `person-${Math.floor(Math.random() * PERSONS)}`;
+    }
+    // else a random id without properties: a stored-person lookup that finds nobody
+    if (Math.random() < 0.5) body.groups = { company: `company-${Math.floor(Math.random() * GROUPS)}` };
+    return JSON.stringify(body);
+  };
+}
+
+function line(label: string, r: LoadResult): string {
+  return `${label}: ${fmt(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms (${r.requests} requests, non-2xx ${r.non2xx}, errors ${r.errors})`;
+}
+
+export async function run(): Promise<boolean> {
+  const serverUrl = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/sett';
+  const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+  const db = await prepareDatabase(serverUrl);
+  const project = await seed(db.url);
+  process.stdout.write(`seeded: 50 flags, ${PERSONS} persons, ${GROUPS} groups (team ${project.teamId})\n`);
+
+  const decidePort = await freePort();
+  const baselinePort = await freePort();
+  const decide = await startChild(
+    DECIDE_MAIN,
+    {
+      DATABASE_URL: db.url,
+      REDIS_URL: redisUrl,
+      DECIDE_PORT: String(decidePort),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      NODE_ENV: 'production',
+    },
+    /decide ready/,
+  );
+  const body = bodyMaker(project.token);
+  const decideUrl = `http://127.0.0.1:${decidePort}/decide/?v=4`;
+  const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sett-bench-decide-'));
+  let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
+  try {
+    // A real answer, to size the baseline's fixed response like decide's typical one.
+    const sample = await fetch(decideUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() });
+    const sampleText = await sample.text();
+    if (sample.status !== 200) throw new Error(`decide answered ${sample.status}: ${sampleText}`);
+    const responseFile = path.join(tmp, 'response.json');
+    fs.writeFileSync(responseFile, sampleText);
+    process.stdout.write(`response size: ${sampleText.length} bytes, ${Object.keys(JSON.parse(sampleText).flags).length} flags\n`);
+    baseline = await startChild(__filename, { [BASELINE_ENV]: JSON.stringify({ port: baselinePort, responseFile }) }, /baseline ready/);
+    const baselineUrl = `http://127.0.0.1:${baselinePort}/decide/`;
+
+    // Warm both (JIT, caches, connection pools), then measure.
+    await load({ url: decideUrl, body, connections: 20, durationSeconds: 2 });
+    await load({ url: baselineUrl, body, connections: 20, durationSeconds: 2 });
+    const decideMax = await load({ url: decideUrl, body, connections: 50, durationSeconds: MAX_SECONDS });
+    const baselineMax = await load({ url: baselineUrl, body, connections: 50, durationSeconds: MAX_SECONDS });
+    const decideFixed = await load({ url: decideUrl, body, connections: 20, durationSeconds: MAX_SECONDS, overallRate: 1000 });
+    const baselineFixed = await load({ url: baselineUrl, body, connections: 20, durationSeconds: MAX_SECONDS, overallRate: 1000 });
+
+    process.stdout.write(`${line('decide   (max)', decideMax)}\n${line('baseline (max)', baselineMax)}\n`);
+    process.stdout.write(`${line('decide   (1,000 req/s)', decideFixed)}\n${line('baseline (1,000 req/s)', baselineFixed)}\n`);
+    process.stdout.write(`${ratioLine('throughput', decideMax.rps, baselineMax.rps, 'req/s')}\n`);
+    process.stdout.write(`${ratioLine('p50 at max load', decideMax.p50, baselineMax.p50, 'ms')}\n`);
+    process.stdout.write(`${ratioLine('p99 at 1,000 req/s', decideFixed.p99, baselineFixed.p99, 'ms')}\n`);
+
+    const ratio = decideMax.rps / baselineMax.rps;
+    const checks: Array<[string, boolean]> = [
+      [`throughput >= 5,000 req/s (${fmt(decideMax.rps)})`, decideMax.rps >= 5000],
+      [`p99 < 10 ms at 1,000 req/s (${decideFixed.p99} ms)`, decideFixed.p99 < 10],
+      [`ratio to baseline >= 0.5 (${ratio.toFixed(2)})`, ratio >= 0.5],
+      ['no errors or non-2xx', decideMax.non2xx + decideMax.errors + decideFixed.non2xx + decideFixed.errors === 0],
+    ];
+    for (const [name, ok] of checks) process.stdout.write(`${ok ? 'PASS' : 'MISS'} ${name}\n`);
+    return checks.every(([, ok]) => ok);
+  } finally {
+    await baseline?.stop();
+    await decide.stop();
+    fs.rmSync(tmp, { recursive: true, force: true });
+    const redis = createRedis({ url: redisUrl });
+    await redis
+      .del(redisKeys.flags(project.teamId), redisKeys.groupTypes(project.teamId), redisKeys.token(project.token), redisKeys.flagUsage(project.organizationId, new Date().toISOString().slice(0, 7)))
+      .catch(() => undefined);
+    redis.disconnect();
+    await db.drop();
+  }
+}
