@@ -8,7 +8,12 @@ const { spawnSync } = require('node:child_process');
 const path = require('node:path');
 
 const root = path.resolve(__dirname, '..');
-const prismaBin = path.join(root, 'node_modules', '.bin', process.platform === 'win32' ? 'prisma.cmd' : 'prisma');
+const prismaBin = path.join(
+  root,
+  'node_modules',
+  '.bin',
+  process.platform === 'win32' ? 'prisma.cmd' : 'prisma',
+);
 const env = {
   ...process.env,
   DATABASE_URL: process.env.DATABASE_URL || 'postgresql://generate@127.0.0.1:5432/unused',

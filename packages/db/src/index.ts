@@ -1,0 +1,12 @@
+// @sett/db: the Prisma client (generated from prisma/schema.prisma) on the pg driver adapter,
+// plain pg pools for bulk paths, and database/migration helpers for start-up and tests.
+export * from './generated/prisma/client';
+export { createPrisma } from './prisma-client';
+export type { CreatePrismaOptions } from './prisma-client';
+export { createPgPool } from './pg-pool';
+export type { CreatePgPoolOptions } from './pg-pool';
+export { ensureDatabase, quoteIdent, withDatabase, withMaintenanceClient } from './ensure-database';
+export { migrateDeploy, migrationsUpToDate, localMigrations, repoRoot } from './migrations';
+export type { MigrateDeployOptions, LocalMigration } from './migrations';
+export { createMigrationAdapter, parseDatabaseUrl } from './migration-adapter';
+export type { MigrationConnection } from './migration-adapter';

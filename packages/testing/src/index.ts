@@ -1,0 +1,4 @@
+// @sett/testing: helpers for integration tests (per-file databases, unique names). The jest
+// global setup and teardown live beside this file and are referenced from jest.config.js.
+export { createTestDatabase, uniqueName, testServerUrl, TEMPLATE_DATABASE } from './db';
+export type { TestDatabase } from './db';
