@@ -37,11 +37,13 @@ export function decodeMessage(value: Buffer | null): StepResult<CaptureMessage> 
 // Postgres text and jsonb cannot hold U+0000, and jsonb rejects lone surrogates: PostHog
 // replaces NUL with U+FFFD; broken surrogate pairs get the same treatment (String#toWellFormed).
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+// eslint-disable-next-line no-control-regex -- matching NUL is the point
 const NEEDS_CLEANING = /\u0000|[\ud800-\udfff]/;
 const ESCAPED_BAD = /\\u0000|\\ud[89a-f]/i;
 
 export function cleanString(s: string): string {
   if (!NEEDS_CLEANING.test(s)) return s;
+  // eslint-disable-next-line no-control-regex -- matching NUL is the point
   return s.replace(/\u0000/g, '\ufffd').replace(LONE_SURROGATE, '\ufffd');
 }
 
