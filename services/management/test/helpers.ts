@@ -97,12 +97,15 @@ export async function createKey(prisma: PrismaClient, userId: number, scopes: st
   return value;
 }
 
+// Response bodies are loosely typed on purpose: tests assert on their shape.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export interface Reply<T = any> {
   status: number;
   body: T;
   headers: Headers;
 }
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export async function call<T = any>(h: { url: string }, method: string, path: string, key?: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
   const res = await fetch(`${h.url}${path}`, {
     method,

@@ -2,7 +2,7 @@
 // once, stored only hashed, scope subset rule).
 import { randomUUID } from 'node:crypto';
 import { hashPersonalApiKey } from '@sett/keys';
-import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
+import { call, createKey, seed, startHarness, type Fixture, type Harness, type Reply } from './helpers';
 
 let h: Harness;
 let f: Fixture;
@@ -37,7 +37,7 @@ test('events: newest first, cursor pages cover every event once, next is absolut
   let next: string | null = `/api/projects/${f.teamA.id}/events/?limit=4`;
   let pages = 0;
   while (next) {
-    const r = await call(h, 'GET', next.replace(h.url, ''), key);
+    const r: Reply<{ results: { id: string; timestamp: string }[]; next: string | null }> = await call(h, 'GET', next.replace(h.url, ''), key);
     expect(r.status).toBe(200);
     for (const e of r.body.results) {
       seen.push(e.id);
