@@ -1,0 +1,3 @@
+// The development stack: helpers that start local infrastructure for dev runs and tests.
+export * from './dev-broker';
+export * from './edge';

@@ -1,0 +1,185 @@
+// The batching producer against a real dev broker: coalescing of concurrent sends, exactly-once
+// and per-key order on arrival, splitting of oversized calls, and failure when the broker is down.
+import type { Kafka } from 'kafkajs';
+import { startDevBroker, type DevBroker } from '@sett/devstack';
+import { createBatchingProducer, createKafka, ProduceError, type BatchingProducer } from '../src';
+import { readAll } from './helpers';
+
+jest.setTimeout(60000);
+
+let broker: DevBroker;
+let kafka: Kafka;
+const producers: BatchingProducer[] = [];
+
+beforeAll(async () => {
+  broker = await startDevBroker({ topics: { coalesce: 4, ordered: 4, split: 2, down: 2, stopped: 1 } });
+  kafka = createKafka({ brokers: broker.brokers, clientId: 'batching-producer-test', logLevel: 'error' });
+});
+
+afterAll(async () => {
+  for (const p of producers) if (p.isConnected()) await p.disconnect().catch(() => undefined);
+  await broker?.stop();
+});
+
+async function connected(
+  options: Partial<Parameters<typeof createBatchingProducer>[0]> = {},
+  onKafka = kafka,
+): Promise<BatchingProducer> {
+  const producer = createBatchingProducer({ kafka: onKafka, ...options });
+  producers.push(producer);
+  await producer.connect();
+  return producer;
+}
+
+/** Counts Produce requests on the wire, independently of the producer's own stats. */
+function countProduceRequests(producer: BatchingProducer): () => number {
+  let count = 0;
+  producer.producer.on(producer.producer.events.REQUEST, ({ payload }) => {
+    if (payload.apiName === 'Produce') count++;
+  });
+  return () => count;
+}
+
+/** N concurrent single-message sends over `keys` keys; value = "key:seq" with seq rising per key. */
+function concurrentSends(
+  producer: BatchingProducer,
+  topic: string,
+  n: number,
+  keys: number,
+): Promise<void[]> {
+  const seq = new Map<string, number>();
+  return Promise.all(
+    Array.from({ length: n }, (_, i) => {
+      const key = `key-${i % keys}`;
+      const s = seq.get(key) ?? 0;
+      seq.set(key, s + 1);
+      return producer.send(topic, [{ key, value: `${key}:${s}` }]);
+    }),
+  );
+}
+
+function expectExactlyOnceInOrder(
+  received: { key: string | null; value: string; partition: number }[],
+  n: number,
+  keys: number,
+): void {
+  expect(received).toHaveLength(n);
+  expect(new Set(received.map((r) => r.value)).size).toBe(n);
+  for (let k = 0; k < keys; k++) {
+    const key = `key-${k}`;
+    const mine = received.filter((r) => r.key === key);
+    // One key, one partition, and within it the order of the send() calls.
+    expect(new Set(mine.map((r) => r.partition)).size).toBe(1);
+    expect(mine.map((r) => Number(r.value.split(':')[1]))).toEqual(mine.map((_, i) => i));
+  }
+}
+
+it('coalesces concurrent single-message sends into one produce request, each message delivered once', async () => {
+  const producer = await connected({ lingerMs: 20 });
+  const produceRequests = countProduceRequests(producer);
+  await concurrentSends(producer, 'coalesce', 300, 10);
+
+  expect(producer.stats().requests).toBe(1);
+  expect(producer.stats().largestBatch).toBe(300);
+  expect(produceRequests()).toBe(1);
+  expect(producer.stats()).toMatchObject({
+    messagesAcked: 300,
+    messagesFailed: 0,
+    pendingMessages: 0,
+    inFlight: 0,
+  });
+  expectExactlyOnceInOrder(await readAll(kafka, 'coalesce', 300), 300, 10);
+});
+
+it('keeps per-key order across many requests when the batch cap is small', async () => {
+  const producer = await connected({ lingerMs: 5, maxBatchMessages: 40 });
+  const produceRequests = countProduceRequests(producer);
+  await concurrentSends(producer, 'ordered', 1000, 7);
+
+  // 1000 messages at most 40 per request: at least 25 requests, and no more than a few extra
+  // from linger expiring on partial batches.
+  expect(producer.stats().requests).toBeGreaterThanOrEqual(25);
+  expect(producer.stats().requests).toBeLessThan(40);
+  expect(producer.stats().largestBatch).toBeLessThanOrEqual(40);
+  expect(produceRequests()).toBe(producer.stats().requests);
+  expectExactlyOnceInOrder(await readAll(kafka, 'ordered', 1000), 1000, 7);
+});
+
+it('splits one call larger than the cap across requests and resolves only when all parts are acknowledged', async () => {
+  const producer = await connected({ maxBatchMessages: 2000, maxBatchBytes: 100_000 });
+  const messages = Array.from({ length: 2500 }, (_, i) => ({
+    key: 'split',
+    value: `split:${String(i).padStart(6, '0')}${'x'.repeat(80)}`,
+  }));
+  const acked: number[] = [];
+  producer.producer.on(producer.producer.events.REQUEST, ({ payload }) => {
+    if (payload.apiName === 'Produce') acked.push(Date.now());
+  });
+  await producer.send('split', messages);
+  const resolvedAt = Date.now();
+
+  // ~120 bytes each against a 100 KB cap: three or four requests, all answered before we resolved.
+  expect(producer.stats().requests).toBeGreaterThanOrEqual(3);
+  expect(acked).toHaveLength(producer.stats().requests);
+  expect(Math.max(...acked)).toBeLessThanOrEqual(resolvedAt);
+  const received = await readAll(kafka, 'split', 2500);
+  expect(received.map((r) => r.value)).toEqual(messages.map((m) => m.value));
+});
+
+it('refuses a message over the size limit without sending anything', async () => {
+  const producer = await connected({ maxMessageBytes: 1000 });
+  await expect(producer.send('coalesce', [{ key: null, value: 'x'.repeat(2000) }])).rejects.toMatchObject({
+    code: 'too_large',
+  });
+  expect(producer.stats().requests).toBe(0);
+});
+
+it('rejects every send within sendTimeoutMs while the broker is down, and recovers when it is back', async () => {
+  const producer = await connected({ sendTimeoutMs: 3000 });
+  await producer.send('down', [{ key: 'warm', value: 'up' }]);
+
+  await broker.setBrokerDown(1);
+  const started = Date.now();
+  const outcomes = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      producer.send('down', [{ key: `k${i % 5}`, value: `down-${i}` }]).then(
+        () => ({ ok: true as const, ms: Date.now() - started }),
+        (error: unknown) => ({ ok: false as const, ms: Date.now() - started, error }),
+      ),
+    ),
+  );
+  expect(outcomes.filter((o) => o.ok)).toEqual([]);
+  for (const o of outcomes) {
+    expect(o.ms).toBeLessThan(3000 + 500);
+    if (!o.ok) expect(o.error).toBeInstanceOf(ProduceError);
+  }
+
+  await broker.setBrokerUp(1);
+  // kafkajs reconnects on the next request; allow it a few attempts.
+  let recovered = false;
+  for (let attempt = 0; attempt < 10 && !recovered; attempt++) {
+    recovered = await producer.send('down', [{ key: 'after', value: 'back' }]).then(
+      () => true,
+      () => false,
+    );
+  }
+  expect(recovered).toBe(true);
+});
+
+it('rejects sends when the broker process is gone', async () => {
+  const own = await startDevBroker({ topics: { stopped: 1 } });
+  const ownKafka = createKafka({
+    brokers: own.brokers,
+    clientId: 'stopped-broker-test',
+    logLevel: 'nothing',
+    retry: { retries: 1, initialRetryTime: 100 },
+  });
+  const producer = await connected({ sendTimeoutMs: 2000 }, ownKafka);
+  await producer.send('stopped', [{ key: 'k', value: 'before' }]);
+  await own.stop();
+
+  const started = Date.now();
+  await expect(producer.send('stopped', [{ key: 'k', value: 'after' }])).rejects.toBeInstanceOf(ProduceError);
+  expect(Date.now() - started).toBeLessThan(2000 + 500);
+  expect(producer.stats().messagesAcked).toBe(1);
+});

@@ -1,0 +1,136 @@
+// The consumer runner against a real dev broker: offsets are committed only after handleBatch
+// resolved, a failing batch is retried and stays uncommitted, and stop() lets the in-flight
+// batch finish and commit.
+import type { Kafka } from 'kafkajs';
+import { startDevBroker, type DevBroker } from '@sett/devstack';
+import {
+  createConsumerRunner,
+  createKafka,
+  type ConsumerRunner,
+  type ConsumerRunnerOptions,
+  type PartitionLag,
+} from '../src';
+import { FAST_GROUP, uniqueGroup, waitFor } from './helpers';
+
+jest.setTimeout(60000);
+
+let broker: DevBroker;
+let kafka: Kafka;
+const runners: ConsumerRunner[] = [];
+
+beforeAll(async () => {
+  broker = await startDevBroker({ topics: { retried: 1, stopping: 1, lagged: 3 } });
+  kafka = createKafka({ brokers: broker.brokers, clientId: 'consumer-runner-test', logLevel: 'nothing' });
+});
+
+afterAll(async () => {
+  for (const r of runners) await r.stop().catch(() => undefined);
+  await broker?.stop();
+});
+
+async function produce(topic: string, values: string[], partition?: number): Promise<void> {
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  await producer.send({
+    topic,
+    acks: -1,
+    messages: values.map((value) => ({ key: null, value, partition })),
+  });
+  await producer.disconnect();
+}
+
+function runner(
+  groupId: string,
+  topic: string,
+  handleBatch: ConsumerRunnerOptions['handleBatch'],
+): ConsumerRunner {
+  const r = createConsumerRunner({
+    kafka,
+    groupId,
+    topics: [topic],
+    handleBatch,
+    ...FAST_GROUP,
+    retry: { initialRetryTime: 100, maxRetryTime: 500, retries: 100 },
+  });
+  runners.push(r);
+  return r;
+}
+
+const committed = (lag: PartitionLag[], partition = 0): string | undefined =>
+  lag.find((l) => l.partition === partition)?.committedOffset;
+
+it('commits nothing while handleBatch throws, retries the batch, and commits once it succeeds', async () => {
+  await produce('retried', ['a', 'b', 'c', 'd', 'e']);
+  const groupId = uniqueGroup('retried');
+
+  const firstOffsets: Array<string | undefined> = [];
+  const failing = runner(groupId, 'retried', async (batch) => {
+    firstOffsets.push(batch.messages[0]?.offset);
+    throw new Error('database is down');
+  });
+  await failing.start();
+  await waitFor(() => firstOffsets.length >= 3, 'handleBatch to be retried');
+  // Every retry starts again from the uncommitted batch.
+  expect(new Set(firstOffsets)).toEqual(new Set(['0']));
+  expect(committed(await failing.lag())).toBe('-1');
+  await failing.stop();
+  expect(committed(await runner(groupId, 'retried', async () => undefined).lag())).toBe('-1');
+
+  // A new member of the same group re-reads everything, because nothing was committed.
+  const seen: string[] = [];
+  const working = runner(groupId, 'retried', async (batch) => {
+    for (const m of batch.messages) seen.push(`${m.offset}:${m.value?.toString()}`);
+  });
+  await working.start();
+  await waitFor(() => seen.length >= 5, 'the second member to read the uncommitted messages');
+  await waitFor(
+    async () => committed(await working.lag()) === '5',
+    'the offset to be committed after success',
+  );
+  expect(seen).toEqual(['0:a', '1:b', '2:c', '3:d', '4:e']);
+  expect((await working.lag())[0]).toMatchObject({ highWatermark: '5', lag: 0 });
+  await working.stop();
+
+  // And a third member starts after the committed offset: it sees only new messages.
+  await produce('retried', ['f', 'g']);
+  const third: string[] = [];
+  const after = runner(groupId, 'retried', async (batch) => {
+    for (const m of batch.messages) third.push(`${m.offset}:${m.value?.toString()}`);
+  });
+  await after.start();
+  await waitFor(() => third.length >= 2, 'the third member to read the new messages');
+  await new Promise((r) => setTimeout(r, 500));
+  expect(third).toEqual(['5:f', '6:g']);
+  await after.stop();
+});
+
+it('stop() waits for the in-flight batch and commits it', async () => {
+  await produce('stopping', ['1', '2', '3']);
+  const groupId = uniqueGroup('stopping');
+  let inHandler = false;
+  let finished = false;
+  const slow = runner(groupId, 'stopping', async () => {
+    inHandler = true;
+    // Longer than the session timeout: only the runner's heartbeats keep the partition ours.
+    await new Promise((r) => setTimeout(r, 4000));
+    finished = true;
+  });
+  await slow.start();
+  await waitFor(() => inHandler, 'the batch to start');
+  await slow.stop();
+  expect(finished).toBe(true);
+
+  const check = runner(groupId, 'stopping', async () => undefined);
+  expect(committed(await check.lag())).toBe('3');
+});
+
+it('reports lag per partition from committed offsets and high watermarks', async () => {
+  await produce('lagged', ['x', 'y'], 0);
+  await produce('lagged', ['z'], 2);
+  const idle = runner(uniqueGroup('lagged'), 'lagged', async () => undefined);
+  expect(await idle.lag()).toEqual([
+    { topic: 'lagged', partition: 0, committedOffset: '-1', highWatermark: '2', lag: 2 },
+    { topic: 'lagged', partition: 1, committedOffset: '-1', highWatermark: '0', lag: 0 },
+    { topic: 'lagged', partition: 2, committedOffset: '-1', highWatermark: '1', lag: 1 },
+  ]);
+});
