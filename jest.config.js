@@ -6,6 +6,8 @@ const transform = {
 const common = { transform, testEnvironment: 'node', moduleFileExtensions: ['ts', 'js', 'json'] };
 
 module.exports = {
+  // Global, not per project: jest ignores testTimeout inside a project entry.
+  testTimeout: 60000,
   projects: [
     { ...common, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/test/**/*.unit.test.ts'] },
     {
@@ -14,7 +16,6 @@ module.exports = {
       testMatch: ['<rootDir>/{packages,services}/*/test/**/*.int.test.ts'],
       globalSetup: '<rootDir>/packages/testing/src/global-setup.ts',
       globalTeardown: '<rootDir>/packages/testing/src/global-teardown.ts',
-      testTimeout: 60000,
     },
   ],
 };
