@@ -1,0 +1,146 @@
+// Integration test harness: the real capture app in-process on port 0, with a private dev
+// broker, a per-file Postgres database holding one team, real Redis under a unique key prefix,
+// and a kafkajs consumer that records everything on the ingestion topics.
+import type { AddressInfo } from 'node:net';
+import http from 'node:http';
+import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import pg from 'pg';
+import { createRedis, createTokenResolver, type Redis } from '@sett/cache';
+import { loadConfig } from '@sett/config';
+import { createSilentLogger } from '@sett/logger';
+import { createMetricsRegistry } from '@sett/http';
+import { createBatchingProducer, createKafka, decodeCaptureMessage, TOPICS, type BatchingProducer, type CaptureMessage } from '@sett/kafka';
+import { startDevBroker, type DevBroker } from '@sett/devstack';
+import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
+import { createCaptureApp } from '../src/app';
+import { createProjectLoader } from '../src/capture/project-store';
+
+export type Consumed = { topic: string; partition: number; offset: number; key: string | null; message: CaptureMessage };
+
+export type Harness = {
+  url: string;
+  port: number;
+  token: string;
+  teamId: number;
+  broker: DevBroker;
+  redis: Redis;
+  producer: BatchingProducer;
+  /** Postgres queries made by capture's token loader. */
+  dbQueries: () => number;
+  consumed: Consumed[];
+  /** Waits until `predicate` holds for the consumed messages (polling), or fails after timeoutMs. */
+  waitFor(predicate: (all: Consumed[]) => boolean, timeoutMs?: number): Promise<void>;
+  post(path: string, body: string | Buffer, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; json: unknown }>;
+  /** Leaves the consumer group (before stopping the broker on purpose). */
+  stopConsumer(): Promise<void>;
+  close(): Promise<void>;
+};
+
+export type HarnessOptions = {
+  env?: Record<string, string>;
+  consume?: boolean;
+  sendTimeoutMs?: number;
+};
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const config = loadConfig({ LOG_LEVEL: 'error', ...opts.env });
+  const [broker, db] = await Promise.all([startDevBroker({ partitions: 4 }), createTestDatabase()]);
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  const token = `phc_${uniqueName('t')}`;
+  const { rows: orgRows } = await pool.query<{ id: string }>(
+    `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Test org', $1) RETURNING id`,
+    [uniqueName('org')],
+  );
+  const { rows } = await pool.query<{ id: number }>(
+    `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 'Test team') RETURNING id`,
+    [orgRows[0]!.id, token],
+  );
+  let queries = 0;
+  // Counts every query the token loader sends to Postgres.
+  const counted = {
+    query: <R extends Record<string, unknown>>(text: string, values: unknown[]) => {
+      queries++;
+      return pool.query<R>(text, values);
+    },
+  };
+
+  const redis = createRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', name: 'capture-test', keyPrefix: `${uniqueName('capture')}:` });
+  const logger = createSilentLogger();
+  const kafka = createKafka({ brokers: broker.brokers, clientId: 'capture-test', logLevel: 'error' });
+  const producer = createBatchingProducer({ kafka, lingerMs: 5, sendTimeoutMs: opts.sendTimeoutMs ?? 5000, maxMessageBytes: config.kafka.messageMaxBytes });
+  await producer.connect();
+  const tokenResolver = createTokenResolver({ redis, loadFromDb: createProjectLoader(counted) });
+  const app = createCaptureApp({ config, logger, redis, tokenResolver, producer, registry: createMetricsRegistry('capture') });
+  const server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://127.0.0.1:${port}`;
+
+  const consumed: Consumed[] = [];
+  let consumer: Consumer | undefined;
+  if (opts.consume !== false) {
+    const reader = new Kafka({ brokers: broker.brokers, clientId: 'capture-test-reader', logLevel: logLevel.NOTHING });
+    consumer = reader.consumer({ groupId: uniqueName('capture-test'), sessionTimeout: 3000, heartbeatInterval: 300, maxWaitTimeInMs: 200 });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [TOPICS.main, TOPICS.overflow, TOPICS.historical], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ topic, partition, message }) => {
+        const decoded = decodeCaptureMessage(message.value);
+        if (!decoded.ok) throw new Error(`undecodable message on ${topic}: ${decoded.reason}`);
+        consumed.push({ topic, partition, offset: Number(message.offset), key: message.key?.toString() ?? null, message: decoded.message });
+      },
+    });
+  }
+
+  const waitFor = async (predicate: (all: Consumed[]) => boolean, timeoutMs = 20_000) => {
+    const deadline = Date.now() + timeoutMs;
+    while (!predicate(consumed)) {
+      if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; consumed ${consumed.length} messages`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+
+  const post: Harness['post'] = async (path, body, headers = {}) => {
+    const res = await fetch(`${url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      json = text;
+    }
+    return { status: res.status, headers: res.headers, json };
+  };
+
+  return {
+    url,
+    port,
+    token,
+    teamId: rows[0]!.id,
+    broker,
+    redis,
+    producer,
+    dbQueries: () => queries,
+    consumed,
+    waitFor,
+    post,
+    async stopConsumer() {
+      await consumer?.disconnect().catch(() => undefined);
+      consumer = undefined;
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+      await consumer?.disconnect().catch(() => undefined);
+      await producer.disconnect().catch(() => undefined);
+      redis.disconnect();
+      await pool.end();
+      await broker.stop();
+      await dropQuietly(db);
+    },
+  };
+}
+
+async function dropQuietly(db: TestDatabase) {
+  await db.drop().catch(() => undefined);
+}
