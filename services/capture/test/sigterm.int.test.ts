@@ -1,0 +1,79 @@
+// main.ts as a process: on SIGTERM it stops accepting, finishes the request in flight (whose
+// events are still waiting in the producer's linger window), flushes to Kafka and exits 0.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import pg from 'pg';
+import { Kafka, logLevel } from 'kafkajs';
+import { startDevBroker, type DevBroker } from '@sett/devstack';
+import { TOPICS } from '@sett/kafka';
+import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
+
+jest.setTimeout(60_000);
+let broker: DevBroker;
+let db: TestDatabase;
+let token: string;
+
+beforeAll(async () => {
+  [broker, db] = await Promise.all([startDevBroker({ partitions: 2 }), createTestDatabase()]);
+  const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+  token = `phc_${uniqueName('sig')}`;
+  const { rows } = await pool.query<{ id: string }>(`INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'o', $1) RETURNING id`, [uniqueName('o')]);
+  await pool.query(`INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 't')`, [rows[0]!.id, token]);
+  await pool.end();
+}, 60_000);
+afterAll(async () => {
+  await broker?.stop();
+  await db?.drop();
+});
+
+it('drains the in-flight request, flushes it to Kafka and exits 0 on SIGTERM', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(__dirname, '../src/main.ts')], {
+    env: {
+      ...process.env,
+      CAPTURE_PORT: '0',
+      DATABASE_URL: db.url,
+      KAFKA_BROKERS: broker.bootstrap,
+      KAFKA_PRODUCER_LINGER_MS: '800',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('capture did not start')), 30_000);
+      readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (line.includes('"capture ready"')) {
+          clearTimeout(timer);
+          resolve((JSON.parse(line) as { port: number }).port);
+        }
+      });
+    });
+    const id = uniqueName('drain');
+    const pending = fetch(`http://127.0.0.1:${port}/e/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: token, event: 'drained', distinct_id: id }),
+    });
+    // The event now sits in the producer's 800 ms linger window.
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGTERM');
+    const res = await pending;
+    expect(res.status).toBe(200);
+    expect(await exited).toBe(0);
+
+    const kafka = new Kafka({ brokers: broker.brokers, clientId: 'sigterm-test', logLevel: logLevel.NOTHING });
+    const consumer = kafka.consumer({ groupId: uniqueName('sig'), sessionTimeout: 3000, heartbeatInterval: 300, maxWaitTimeInMs: 200 });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [TOPICS.main], fromBeginning: true });
+    const found = new Promise<string>((resolve) => {
+      void consumer.run({ eachMessage: async ({ message }) => resolve(message.key?.toString() ?? '') });
+    });
+    expect(await found).toBe(`${token}:${id}`);
+    await consumer.disconnect();
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+});
