@@ -1,0 +1,156 @@
+// `pnpm bench capture`: the capture service (a child process running services/capture/src/main.ts
+// against a private dev broker, Redis and a scratch database) under load on both hot paths:
+// `/batch/` with 100-event batches of realistic ~400-byte events, and `/i/v0/e/` with single
+// events. In the same run, a baseline child that only reads the body, JSON-parses it and
+// answers 200. Targets (issue 3): batch >= 50,000 events/s and >= 0.5 of the baseline's events/s;
+// single events >= 0.5 of the baseline's requests/s.
+import http from 'node:http';
+import net from 'node:net';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createRedis, writeProjectToken } from '@sett/cache';
+import { createPgPool, ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
+import { startDevBroker } from '@sett/devstack';
+import { fmt, load, ratioLine, startChild, type LoadResult } from './lib';
+
+const BASELINE_ENV = 'SETT_CAPTURE_BENCH_BASELINE_PORT';
+const CAPTURE_MAIN = path.join(__dirname, '..', 'services', 'capture', 'src', 'main.ts');
+const BATCH_SIZE = 100;
+const SECONDS = 10;
+const BODIES = 64;
+const DISTINCT_IDS = 20_000;
+
+// Baseline role: started as a child with the env var set, it reads, parses and answers.
+if (process.env[BASELINE_ENV]) {
+  const port = Number(process.env[BASELINE_ENV]);
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"status":1}');
+      } catch {
+        res.writeHead(400).end();
+      }
+    });
+  });
+  server.keepAliveTimeout = 65_000;
+  server.listen(port, '127.0.0.1', () => process.stdout.write(`baseline ready on ${port}\n`));
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+const PAGES = ['/', '/pricing', '/docs/getting-started', '/blog/how-we-ship', '/signup', '/settings/billing'];
+const BROWSERS = ['Chrome', 'Firefox', 'Safari', 'Edge'];
+
+/** A realistic browser-SDK event of ~400 bytes once serialized. */
+function event(n: number): Record<string, unknown> {
+  const page = PAGES[n % PAGES.length];
+  return {
+    event: n % 5 === 0 ? 'signed_up' : '$pageview',
+    distinct_id: `user-${Math.floor(Math.random() * DISTINCT_IDS)}`,
+    uuid: randomUUID(),
+    timestamp: new Date(Date.now() - (n % 60) * 1000).toISOString(),
+    properties: {
+      $current_url: `https://app.example.com${page}?ref=${n % 17}`,
+      $browser: BROWSERS[n % BROWSERS.length],
+      $browser_version: 120 + (n % 8),
+      $os: n % 2 ? 'Mac OS X' : 'Windows',
+      $screen_width: 1440,
+      $screen_height: 900,
+      $lib: 'web',
+      $lib_version: '1.200.0',
+      $session_id: `01900000-0000-7000-8000-${String(n % 1000).padStart(12, '0')}`,
+      plan: n % 3 ? 'free' : 'pro',
+    },
+  };
+}
+
+export async function run(): Promise<boolean> {
+  const broker = await startDevBroker({ partitions: 16 });
+  const serverUrl = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/postgres';
+  const dbName = `sett_bench_capture_${Date.now().toString(36)}`;
+  const dbUrl = withDatabase(serverUrl, dbName);
+  const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+  const redis = createRedis({ url: redisUrl, name: 'bench-capture' });
+  const token = `phc_bench_${randomUUID().replace(/-/g, '')}`;
+  const children: Array<{ stop(): Promise<void> }> = [];
+  try {
+    await ensureDatabase(dbUrl);
+    await migrateDeploy({ databaseUrl: dbUrl });
+    const pool = createPgPool({ databaseUrl: dbUrl, max: 1 });
+    const org = await pool.query<{ id: string }>(`INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', $1) RETURNING id`, [dbName]);
+    const team = await pool.query<{ id: number }>(`INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 'Bench') RETURNING id`, [
+      org.rows[0]!.id,
+      token,
+    ]);
+    await pool.end();
+    await writeProjectToken(redis, token, { teamId: team.rows[0]!.id, organizationId: org.rows[0]!.id });
+
+    const [capturePort, baselinePort] = [await freePort(), await freePort()];
+    children.push(
+      await startChild(
+        CAPTURE_MAIN,
+        { CAPTURE_PORT: String(capturePort), KAFKA_BROKERS: broker.bootstrap, DATABASE_URL: dbUrl, REDIS_URL: redisUrl, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+        /"capture ready"/,
+      ),
+    );
+    children.push(await startChild(__filename, { [BASELINE_ENV]: String(baselinePort) }, /baseline ready/));
+
+    let n = 0;
+    const batchBodies = Array.from({ length: BODIES }, () => JSON.stringify({ api_key: token, batch: Array.from({ length: BATCH_SIZE }, () => event(n++)) }));
+    const singleBodies = Array.from({ length: BODIES * 20 }, () => JSON.stringify({ api_key: token, ...event(n++) }));
+    const avgEventBytes = batchBodies.reduce((s, b) => s + b.length, 0) / (BODIES * BATCH_SIZE);
+    process.stdout.write(`events ~${Math.round(avgEventBytes)} bytes, batch bodies ~${Math.round(batchBodies[0]!.length / 1024)} KB, ${SECONDS} s per run\n`);
+    const rotate = (bodies: string[]) => {
+      let i = 0;
+      return () => bodies[i++ % bodies.length]!;
+    };
+
+    const measure = (port: number, p: string, bodies: string[], connections: number): Promise<LoadResult> =>
+      load({ url: `http://127.0.0.1:${port}${p}`, body: rotate(bodies), connections, durationSeconds: SECONDS });
+
+    // Warm-up (JIT, connections, producer metadata), not measured.
+    await load({ url: `http://127.0.0.1:${capturePort}/batch/`, body: rotate(batchBodies), connections: 4, durationSeconds: 2 });
+
+    const baseBatch = await measure(baselinePort, '/batch/', batchBodies, 16);
+    const capBatch = await measure(capturePort, '/batch/', batchBodies, 16);
+    const baseSingle = await measure(baselinePort, '/i/v0/e/', singleBodies, 64);
+    const capSingle = await measure(capturePort, '/i/v0/e/', singleBodies, 64);
+
+    const metrics = await (await fetch(`http://127.0.0.1:${capturePort}/_metrics`)).text();
+    const accepted = [...metrics.matchAll(/^capture_events_accepted_total\{[^}]*\} (\d+)/gm)].reduce((s, m) => s + Number(m[1]), 0);
+
+    const line = (label: string, r: LoadResult, perRequest: number) =>
+      `${label}: ${fmt(r.rps * perRequest)} events/s (${fmt(r.rps)} req/s), p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}\n`;
+    process.stdout.write(line('baseline /batch/ ', baseBatch, BATCH_SIZE));
+    process.stdout.write(line('capture  /batch/ ', capBatch, BATCH_SIZE));
+    process.stdout.write(line('baseline /i/v0/e/', baseSingle, 1));
+    process.stdout.write(line('capture  /i/v0/e/', capSingle, 1));
+    process.stdout.write(`${ratioLine('batch path', capBatch.rps * BATCH_SIZE, baseBatch.rps * BATCH_SIZE, 'events/s')}\n`);
+    process.stdout.write(`${ratioLine('single-event path', capSingle.rps, baseSingle.rps, 'req/s')}\n`);
+    process.stdout.write(`events acknowledged by Kafka (capture metrics): ${fmt(accepted)}\n`);
+
+    const batchEps = capBatch.rps * BATCH_SIZE;
+    const checks: Array<[string, boolean]> = [
+      ['batch >= 50,000 events/s', batchEps >= 50_000],
+      ['batch >= 0.5 of baseline events/s', batchEps >= 0.5 * baseBatch.rps * BATCH_SIZE],
+      ['single >= 0.5 of baseline req/s', capSingle.rps >= 0.5 * baseSingle.rps],
+      ['no non-2xx or errors', capBatch.non2xx + capSingle.non2xx + capBatch.errors + capSingle.errors === 0],
+    ];
+    for (const [name, ok] of checks) process.stdout.write(`${ok ? 'PASS' : 'MISS'} ${name}\n`);
+    return checks.every(([, ok]) => ok);
+  } finally {
+    for (const c of children.reverse()) await c.stop();
+    redis.disconnect();
+    await broker.stop();
+    await withMaintenanceClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`)).catch(() => undefined);
+  }
+}
