@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-exec node_modules/.bin/tsx scripts/start.ts "$@"
+exec node --import tsx scripts/start.ts "$@"

@@ -87,6 +87,12 @@ async function shutdown(code: number) {
 async function main() {
   process.on('SIGINT', () => void shutdown(0));
   process.on('SIGTERM', () => void shutdown(0));
+  // A wrapper that dies without passing its signal on (e.g. `timeout pnpm start`) must not leave
+  // the stack running: when we are orphaned, stop everything.
+  const parent = process.ppid;
+  setInterval(() => {
+    if (process.ppid !== parent) void shutdown(0);
+  }, 1000).unref();
 
   let brokers = config.kafkaBrokers.join(',');
   if (!brokers) {
