@@ -9,7 +9,14 @@ import net from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createRedis, writeProjectToken } from '@sett/cache';
-import { createPgPool, ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
+import {
+  createPgPool,
+  ensureDatabase,
+  migrateDeploy,
+  quoteIdent,
+  withDatabase,
+  withMaintenanceClient,
+} from '@sett/db';
 import { startDevBroker } from '@sett/devstack';
 import { fmt, load, ratioLine, startChild, type LoadResult } from './lib';
 
@@ -86,11 +93,14 @@ export async function run(): Promise<boolean> {
     await ensureDatabase(dbUrl);
     await migrateDeploy({ databaseUrl: dbUrl });
     const pool = createPgPool({ databaseUrl: dbUrl, max: 1 });
-    const org = await pool.query<{ id: string }>(`INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', $1) RETURNING id`, [dbName]);
-    const team = await pool.query<{ id: number }>(`INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 'Bench') RETURNING id`, [
-      org.rows[0]!.id,
-      token,
-    ]);
+    const org = await pool.query<{ id: string }>(
+      `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', $1) RETURNING id`,
+      [dbName],
+    );
+    const team = await pool.query<{ id: number }>(
+      `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 'Bench') RETURNING id`,
+      [org.rows[0]!.id, token],
+    );
     await pool.end();
     await writeProjectToken(redis, token, { teamId: team.rows[0]!.id, organizationId: org.rows[0]!.id });
 
@@ -98,27 +108,50 @@ export async function run(): Promise<boolean> {
     children.push(
       await startChild(
         CAPTURE_MAIN,
-        { CAPTURE_PORT: String(capturePort), KAFKA_BROKERS: broker.bootstrap, DATABASE_URL: dbUrl, REDIS_URL: redisUrl, LOG_LEVEL: 'info', LOG_FORMAT: 'json' },
+        {
+          CAPTURE_PORT: String(capturePort),
+          KAFKA_BROKERS: broker.bootstrap,
+          DATABASE_URL: dbUrl,
+          REDIS_URL: redisUrl,
+          LOG_LEVEL: 'info',
+          LOG_FORMAT: 'json',
+        },
         /"capture ready"/,
       ),
     );
     children.push(await startChild(__filename, { [BASELINE_ENV]: String(baselinePort) }, /baseline ready/));
 
     let n = 0;
-    const batchBodies = Array.from({ length: BODIES }, () => JSON.stringify({ api_key: token, batch: Array.from({ length: BATCH_SIZE }, () => event(n++)) }));
-    const singleBodies = Array.from({ length: BODIES * 20 }, () => JSON.stringify({ api_key: token, ...event(n++) }));
+    const batchBodies = Array.from({ length: BODIES }, () =>
+      JSON.stringify({ api_key: token, batch: Array.from({ length: BATCH_SIZE }, () => event(n++)) }),
+    );
+    const singleBodies = Array.from({ length: BODIES * 20 }, () =>
+      JSON.stringify({ api_key: token, ...event(n++) }),
+    );
     const avgEventBytes = batchBodies.reduce((s, b) => s + b.length, 0) / (BODIES * BATCH_SIZE);
-    process.stdout.write(`events ~${Math.round(avgEventBytes)} bytes, batch bodies ~${Math.round(batchBodies[0]!.length / 1024)} KB, ${SECONDS} s per run\n`);
+    process.stdout.write(
+      `events ~${Math.round(avgEventBytes)} bytes, batch bodies ~${Math.round(batchBodies[0]!.length / 1024)} KB, ${SECONDS} s per run\n`,
+    );
     const rotate = (bodies: string[]) => {
       let i = 0;
       return () => bodies[i++ % bodies.length]!;
     };
 
     const measure = (port: number, p: string, bodies: string[], connections: number): Promise<LoadResult> =>
-      load({ url: `http://127.0.0.1:${port}${p}`, body: rotate(bodies), connections, durationSeconds: SECONDS });
+      load({
+        url: `http://127.0.0.1:${port}${p}`,
+        body: rotate(bodies),
+        connections,
+        durationSeconds: SECONDS,
+      });
 
     // Warm-up (JIT, connections, producer metadata), not measured.
-    await load({ url: `http://127.0.0.1:${capturePort}/batch/`, body: rotate(batchBodies), connections: 4, durationSeconds: 2 });
+    await load({
+      url: `http://127.0.0.1:${capturePort}/batch/`,
+      body: rotate(batchBodies),
+      connections: 4,
+      durationSeconds: 2,
+    });
 
     const baseBatch = await measure(baselinePort, '/batch/', batchBodies, 16);
     const capBatch = await measure(capturePort, '/batch/', batchBodies, 16);
@@ -126,7 +159,10 @@ export async function run(): Promise<boolean> {
     const capSingle = await measure(capturePort, '/i/v0/e/', singleBodies, 64);
 
     const metrics = await (await fetch(`http://127.0.0.1:${capturePort}/_metrics`)).text();
-    const accepted = [...metrics.matchAll(/^capture_events_accepted_total\{[^}]*\} (\d+)/gm)].reduce((s, m) => s + Number(m[1]), 0);
+    const accepted = [...metrics.matchAll(/^capture_events_accepted_total\{[^}]*\} (\d+)/gm)].reduce(
+      (s, m) => s + Number(m[1]),
+      0,
+    );
 
     const line = (label: string, r: LoadResult, perRequest: number) =>
       `${label}: ${fmt(r.rps * perRequest)} events/s (${fmt(r.rps)} req/s), p50 ${r.p50} ms, p99 ${r.p99} ms, non-2xx ${r.non2xx}, errors ${r.errors}\n`;
@@ -134,7 +170,9 @@ export async function run(): Promise<boolean> {
     process.stdout.write(line('capture  /batch/ ', capBatch, BATCH_SIZE));
     process.stdout.write(line('baseline /i/v0/e/', baseSingle, 1));
     process.stdout.write(line('capture  /i/v0/e/', capSingle, 1));
-    process.stdout.write(`${ratioLine('batch path', capBatch.rps * BATCH_SIZE, baseBatch.rps * BATCH_SIZE, 'events/s')}\n`);
+    process.stdout.write(
+      `${ratioLine('batch path', capBatch.rps * BATCH_SIZE, baseBatch.rps * BATCH_SIZE, 'events/s')}\n`,
+    );
     process.stdout.write(`${ratioLine('single-event path', capSingle.rps, baseSingle.rps, 'req/s')}\n`);
     process.stdout.write(`events acknowledged by Kafka (capture metrics): ${fmt(accepted)}\n`);
 
@@ -151,6 +189,8 @@ export async function run(): Promise<boolean> {
     for (const c of children.reverse()) await c.stop();
     redis.disconnect();
     await broker.stop();
-    await withMaintenanceClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`)).catch(() => undefined);
+    await withMaintenanceClient(serverUrl, (c) =>
+      c.query(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`),
+    ).catch(() => undefined);
   }
 }

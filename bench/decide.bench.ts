@@ -11,7 +11,14 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { createRedis, redisKeys } from '@sett/cache';
-import { createPgPool, ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
+import {
+  createPgPool,
+  ensureDatabase,
+  migrateDeploy,
+  quoteIdent,
+  withDatabase,
+  withMaintenanceClient,
+} from '@sett/db';
 import { fmt, load, ratioLine, startChild, type LoadResult } from './lib';
 
 const BASELINE_ENV = 'SETT_DECIDE_BENCH_BASELINE';
@@ -23,7 +30,10 @@ const MAX_SECONDS = 8;
 // Baseline role: when this file is started as a child with the env var set, it serves the
 // fixed response and nothing else.
 if (process.env[BASELINE_ENV]) {
-  const { port, responseFile } = JSON.parse(process.env[BASELINE_ENV]!) as { port: number; responseFile: string };
+  const { port, responseFile } = JSON.parse(process.env[BASELINE_ENV]!) as {
+    port: number;
+    responseFile: string;
+  };
   const fixed = fs.readFileSync(responseFile, 'utf8');
   const app = express();
   app.disable('x-powered-by');
@@ -62,13 +72,23 @@ export function personProperties(i: number): Record<string, unknown> {
 /** 50 flags: 15 rollouts, 10 multivariate, 15 person-property conditions, 5 group, 5 mixed with payloads. */
 export function flagDefinitions(): Array<{ key: string; filters: unknown; continuity?: boolean }> {
   const flags: Array<{ key: string; filters: unknown; continuity?: boolean }> = [];
-  for (let i = 0; i < 15; i++) flags.push({ key: `rollout-${i}`, filters: { groups: [{ properties: [], rollout_percentage: (i * 7) % 101 }] } });
+  for (let i = 0; i < 15; i++)
+    flags.push({
+      key: `rollout-${i}`,
+      filters: { groups: [{ properties: [], rollout_percentage: (i * 7) % 101 }] },
+    });
   for (let i = 0; i < 10; i++) {
     flags.push({
       key: `experiment-${i}`,
       filters: {
         groups: [{ properties: [], rollout_percentage: 50 + i * 5 }],
-        multivariate: { variants: [{ key: 'control', rollout_percentage: 34 }, { key: 'test-a', rollout_percentage: 33 }, { key: 'test-b', rollout_percentage: 33 }] },
+        multivariate: {
+          variants: [
+            { key: 'control', rollout_percentage: 34 },
+            { key: 'test-a', rollout_percentage: 33 },
+            { key: 'test-b', rollout_percentage: 33 },
+          ],
+        },
       },
     });
   }
@@ -84,7 +104,12 @@ export function flagDefinitions(): Array<{ key: string; filters: unknown; contin
   for (let i = 0; i < 15; i++) {
     flags.push({
       key: `targeted-${i}`,
-      filters: { groups: [{ properties: [personConditions[i % personConditions.length]], rollout_percentage: 100 - i * 3 }, { properties: [], rollout_percentage: 5 }] },
+      filters: {
+        groups: [
+          { properties: [personConditions[i % personConditions.length]], rollout_percentage: 100 - i * 3 },
+          { properties: [], rollout_percentage: 5 },
+        ],
+      },
     });
   }
   for (let i = 0; i < 5; i++) {
@@ -92,7 +117,13 @@ export function flagDefinitions(): Array<{ key: string; filters: unknown; contin
       key: `company-${i}`,
       filters: {
         aggregation_group_type_index: 0,
-        groups: [{ properties: [{ key: 'plan', type: 'group', group_type_index: 0, value: PLANS[i % PLANS.length] }], rollout_percentage: 100 }, { properties: [], rollout_percentage: 20 }],
+        groups: [
+          {
+            properties: [{ key: 'plan', type: 'group', group_type_index: 0, value: PLANS[i % PLANS.length] }],
+            rollout_percentage: 100,
+          },
+          { properties: [], rollout_percentage: 20 },
+        ],
       },
     });
   }
@@ -101,34 +132,61 @@ export function flagDefinitions(): Array<{ key: string; filters: unknown; contin
       key: `banner-${i}`,
       filters: {
         groups: [
-          { properties: [{ key: 'country', type: 'person', operator: 'exact', value: COUNTRIES.slice(0, 2 + i) }], rollout_percentage: 80, variant: i % 2 ? 'blue' : null },
+          {
+            properties: [
+              { key: 'country', type: 'person', operator: 'exact', value: COUNTRIES.slice(0, 2 + i) },
+            ],
+            rollout_percentage: 80,
+            variant: i % 2 ? 'blue' : null,
+          },
           { properties: [], rollout_percentage: 30 },
         ],
-        multivariate: { variants: [{ key: 'blue', rollout_percentage: 50 }, { key: 'green', rollout_percentage: 50 }] },
-        payloads: { blue: JSON.stringify({ color: 'blue', n: i }), green: JSON.stringify({ color: 'green', n: i }) },
+        multivariate: {
+          variants: [
+            { key: 'blue', rollout_percentage: 50 },
+            { key: 'green', rollout_percentage: 50 },
+          ],
+        },
+        payloads: {
+          blue: JSON.stringify({ color: 'blue', n: i }),
+          green: JSON.stringify({ color: 'green', n: i }),
+        },
       },
     });
   }
   return flags;
 }
 
-export async function prepareDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+export async function prepareDatabase(
+  serverUrl: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
   const name = `sett_bench_decide_${process.pid}`;
   const url = withDatabase(serverUrl, name);
-  const drop = () => withMaintenanceClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`)).then(() => undefined);
+  const drop = () =>
+    withMaintenanceClient(serverUrl, (c) =>
+      c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
+    ).then(() => undefined);
   await drop();
   await ensureDatabase(url);
   await migrateDeploy({ databaseUrl: url });
   return { url, drop };
 }
 
-export async function seed(databaseUrl: string): Promise<{ token: string; teamId: number; organizationId: string }> {
+export async function seed(
+  databaseUrl: string,
+): Promise<{ token: string; teamId: number; organizationId: string }> {
   const pool = createPgPool({ databaseUrl, max: 2 });
   try {
     // A team id no other Sett database on this Redis is likely to use (keys are per team id).
-    await pool.query(`SELECT setval('teams_id_seq', $1)`, [2_000_000_000 + Math.floor(Math.random() * 100_000_000)]);
+    await pool.query(`SELECT setval('teams_id_seq', $1)`, [
+      2_000_000_000 + Math.floor(Math.random() * 100_000_000),
+    ]);
     const organizationId = randomUUID();
-    await pool.query('INSERT INTO organizations (id, name, slug) VALUES ($1, $2, $3)', [organizationId, 'Bench', `bench-${organizationId}`]);
+    await pool.query('INSERT INTO organizations (id, name, slug) VALUES ($1, $2, $3)', [
+      organizationId,
+      'Bench',
+      `bench-${organizationId}`,
+    ]);
     const token = `phc_bench${randomUUID().replace(/-/g, '')}`;
     const { rows } = await pool.query<{ id: number }>(
       'INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, $3) RETURNING id',
@@ -136,9 +194,17 @@ export async function seed(databaseUrl: string): Promise<{ token: string; teamId
     );
     const teamId = rows[0]!.id;
     for (const f of flagDefinitions()) {
-      await pool.query('INSERT INTO feature_flags (team_id, key, name, filters) VALUES ($1, $2, $3, $4)', [teamId, f.key, f.key, JSON.stringify(f.filters)]);
+      await pool.query('INSERT INTO feature_flags (team_id, key, name, filters) VALUES ($1, $2, $3, $4)', [
+        teamId,
+        f.key,
+        f.key,
+        JSON.stringify(f.filters),
+      ]);
     }
-    await pool.query(`INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, 'company', 0)`, [teamId]);
+    await pool.query(
+      `INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, 'company', 0)`,
+      [teamId],
+    );
     await pool.query(
       `INSERT INTO groups (team_id, group_type_index, group_key, group_properties)
        SELECT $1, 0, 'company-' || i, jsonb_build_object('plan', (ARRAY['free','pro','enterprise'])[1 + i % 3])
@@ -209,13 +275,23 @@ export async function run(): Promise<boolean> {
   let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
   try {
     // A real answer, to size the baseline's fixed response like decide's typical one.
-    const sample = await fetch(decideUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: body() });
+    const sample = await fetch(decideUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: body(),
+    });
     const sampleText = await sample.text();
     if (sample.status !== 200) throw new Error(`decide answered ${sample.status}: ${sampleText}`);
     const responseFile = path.join(tmp, 'response.json');
     fs.writeFileSync(responseFile, sampleText);
-    process.stdout.write(`response size: ${sampleText.length} bytes, ${Object.keys(JSON.parse(sampleText).flags).length} flags\n`);
-    baseline = await startChild(__filename, { [BASELINE_ENV]: JSON.stringify({ port: baselinePort, responseFile }) }, /baseline ready/);
+    process.stdout.write(
+      `response size: ${sampleText.length} bytes, ${Object.keys(JSON.parse(sampleText).flags).length} flags\n`,
+    );
+    baseline = await startChild(
+      __filename,
+      { [BASELINE_ENV]: JSON.stringify({ port: baselinePort, responseFile }) },
+      /baseline ready/,
+    );
     const baselineUrl = `http://127.0.0.1:${baselinePort}/decide/`;
 
     // Warm both (JIT, caches, connection pools), then measure.
@@ -223,11 +299,25 @@ export async function run(): Promise<boolean> {
     await load({ url: baselineUrl, body, connections: 20, durationSeconds: 2 });
     const decideMax = await load({ url: decideUrl, body, connections: 50, durationSeconds: MAX_SECONDS });
     const baselineMax = await load({ url: baselineUrl, body, connections: 50, durationSeconds: MAX_SECONDS });
-    const decideFixed = await load({ url: decideUrl, body, connections: 20, durationSeconds: MAX_SECONDS, overallRate: 1000 });
-    const baselineFixed = await load({ url: baselineUrl, body, connections: 20, durationSeconds: MAX_SECONDS, overallRate: 1000 });
+    const decideFixed = await load({
+      url: decideUrl,
+      body,
+      connections: 20,
+      durationSeconds: MAX_SECONDS,
+      overallRate: 1000,
+    });
+    const baselineFixed = await load({
+      url: baselineUrl,
+      body,
+      connections: 20,
+      durationSeconds: MAX_SECONDS,
+      overallRate: 1000,
+    });
 
     process.stdout.write(`${line('decide   (max)', decideMax)}\n${line('baseline (max)', baselineMax)}\n`);
-    process.stdout.write(`${line('decide   (1,000 req/s)', decideFixed)}\n${line('baseline (1,000 req/s)', baselineFixed)}\n`);
+    process.stdout.write(
+      `${line('decide   (1,000 req/s)', decideFixed)}\n${line('baseline (1,000 req/s)', baselineFixed)}\n`,
+    );
     process.stdout.write(`${ratioLine('throughput', decideMax.rps, baselineMax.rps, 'req/s')}\n`);
     process.stdout.write(`${ratioLine('p50 at max load', decideMax.p50, baselineMax.p50, 'ms')}\n`);
     process.stdout.write(`${ratioLine('p99 at 1,000 req/s', decideFixed.p99, baselineFixed.p99, 'ms')}\n`);
@@ -237,7 +327,10 @@ export async function run(): Promise<boolean> {
       [`throughput >= 5,000 req/s (${fmt(decideMax.rps)})`, decideMax.rps >= 5000],
       [`p99 < 10 ms at 1,000 req/s (${decideFixed.p99} ms)`, decideFixed.p99 < 10],
       [`ratio to baseline >= 0.5 (${ratio.toFixed(2)})`, ratio >= 0.5],
-      ['no errors or non-2xx', decideMax.non2xx + decideMax.errors + decideFixed.non2xx + decideFixed.errors === 0],
+      [
+        'no errors or non-2xx',
+        decideMax.non2xx + decideMax.errors + decideFixed.non2xx + decideFixed.errors === 0,
+      ],
     ];
     for (const [name, ok] of checks) process.stdout.write(`${ok ? 'PASS' : 'MISS'} ${name}\n`);
     return checks.every(([, ok]) => ok);
@@ -247,7 +340,12 @@ export async function run(): Promise<boolean> {
     fs.rmSync(tmp, { recursive: true, force: true });
     const redis = createRedis({ url: redisUrl });
     await redis
-      .del(redisKeys.flags(project.teamId), redisKeys.groupTypes(project.teamId), redisKeys.token(project.token), redisKeys.flagUsage(project.organizationId, new Date().toISOString().slice(0, 7)))
+      .del(
+        redisKeys.flags(project.teamId),
+        redisKeys.groupTypes(project.teamId),
+        redisKeys.token(project.token),
+        redisKeys.flagUsage(project.organizationId, new Date().toISOString().slice(0, 7)),
+      )
       .catch(() => undefined);
     redis.disconnect();
     await db.drop();

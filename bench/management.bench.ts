@@ -16,29 +16,56 @@ const OFFSET = 5_000;
 const DURATION_S = 5;
 const CONNECTIONS = 16;
 
-async function seed(url: string): Promise<{ key: string; teamId: number; userUuid: string; featureId: string }> {
+async function seed(
+  url: string,
+): Promise<{ key: string; teamId: number; userUuid: string; featureId: string }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const org = (await client.query<{ id: string }>(`INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', 'bench') RETURNING id`)).rows[0]!.id;
-    const teamId = (await client.query<{ id: number }>(`INSERT INTO teams (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, 'Bench', 'phc_bench_${Date.now()}') RETURNING id`, [org])).rows[0]!.id;
+    const org = (
+      await client.query<{ id: string }>(
+        `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', 'bench') RETURNING id`,
+      )
+    ).rows[0]!.id;
+    const teamId = (
+      await client.query<{ id: number }>(
+        `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, 'Bench', 'phc_bench_${Date.now()}') RETURNING id`,
+        [org],
+      )
+    ).rows[0]!.id;
     await client.query(
       `INSERT INTO users (uuid, distinct_id, email, first_name, current_organization_id, current_team_id)
        SELECT gen_random_uuid(), 'd' || g, 'u' || g || '@bench.test', 'User ' || g, $1, $2 FROM generate_series(1, ${N}) g`,
       [org, teamId],
     );
-    await client.query(`INSERT INTO organization_memberships (id, organization_id, user_id, level) SELECT gen_random_uuid(), $1, id, CASE WHEN email = 'u1@bench.test' THEN 15 ELSE 1 END FROM users`, [org]);
-    await client.query(`INSERT INTO feature_flags (team_id, key, name, filters) SELECT $1, 'flag-' || g, 'Flag ' || g, '{"groups":[{"properties":[],"rollout_percentage":50}]}' FROM generate_series(1, ${N}) g`, [teamId]);
+    await client.query(
+      `INSERT INTO organization_memberships (id, organization_id, user_id, level) SELECT gen_random_uuid(), $1, id, CASE WHEN email = 'u1@bench.test' THEN 15 ELSE 1 END FROM users`,
+      [org],
+    );
+    await client.query(
+      `INSERT INTO feature_flags (team_id, key, name, filters) SELECT $1, 'flag-' || g, 'Flag ' || g, '{"groups":[{"properties":[],"rollout_percentage":50}]}' FROM generate_series(1, ${N}) g`,
+      [teamId],
+    );
     await client.query(
       `INSERT INTO early_access_features (id, team_id, feature_flag_id, name, description, stage, created_at)
        SELECT gen_random_uuid(), $1, f.id, 'Feature ' || f.id, 'bench', 'beta', now() - f.id * interval '1 second' FROM feature_flags f`,
       [teamId],
     );
     await client.query('ANALYZE');
-    const owner = (await client.query<{ uuid: string }>(`SELECT uuid FROM users WHERE email = 'u1@bench.test'`)).rows[0]!.uuid;
-    const key = (await createPersonalKey({ databaseUrl: url, userUuid: owner, scopes: ['*'], label: 'bench' })).personal_api_key;
-    const userUuid = (await client.query<{ uuid: string }>(`SELECT uuid FROM users ORDER BY id OFFSET ${OFFSET} LIMIT 1`)).rows[0]!.uuid;
-    const featureId = (await client.query<{ id: string }>(`SELECT id FROM early_access_features ORDER BY created_at DESC OFFSET ${OFFSET} LIMIT 1`)).rows[0]!.id;
+    const owner = (
+      await client.query<{ uuid: string }>(`SELECT uuid FROM users WHERE email = 'u1@bench.test'`)
+    ).rows[0]!.uuid;
+    const key = (
+      await createPersonalKey({ databaseUrl: url, userUuid: owner, scopes: ['*'], label: 'bench' })
+    ).personal_api_key;
+    const userUuid = (
+      await client.query<{ uuid: string }>(`SELECT uuid FROM users ORDER BY id OFFSET ${OFFSET} LIMIT 1`)
+    ).rows[0]!.uuid;
+    const featureId = (
+      await client.query<{ id: string }>(
+        `SELECT id FROM early_access_features ORDER BY created_at DESC OFFSET ${OFFSET} LIMIT 1`,
+      )
+    ).rows[0]!.id;
     return { key, teamId, userUuid, featureId };
   } finally {
     await client.end();
@@ -53,7 +80,11 @@ async function baselineServer() {
     const offset = Number(url.searchParams.get('offset') ?? 0);
     let rows: unknown;
     if (url.pathname === '/users') {
-      rows = (await pool.query('SELECT *, count(*) OVER () AS total FROM users ORDER BY id LIMIT 100 OFFSET $1', [offset])).rows;
+      rows = (
+        await pool.query('SELECT *, count(*) OVER () AS total FROM users ORDER BY id LIMIT 100 OFFSET $1', [
+          offset,
+        ])
+      ).rows;
     } else if (url.pathname.startsWith('/users/')) {
       rows = (await pool.query('SELECT * FROM users WHERE uuid = $1', [url.pathname.slice(7)])).rows[0];
     } else if (url.pathname === '/eaf') {
@@ -64,12 +95,19 @@ async function baselineServer() {
         )
       ).rows;
     } else {
-      rows = (await pool.query('SELECT e.*, row_to_json(f) AS feature_flag FROM early_access_features e LEFT JOIN feature_flags f ON f.id = e.feature_flag_id WHERE e.id = $1', [url.pathname.slice(5)])).rows[0];
+      rows = (
+        await pool.query(
+          'SELECT e.*, row_to_json(f) AS feature_flag FROM early_access_features e LEFT JOIN feature_flags f ON f.id = e.feature_flag_id WHERE e.id = $1',
+          [url.pathname.slice(5)],
+        )
+      ).rows[0];
     }
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify(rows));
   });
-  server.listen(Number(process.env.MGMT_BENCH_BASELINE_PORT), '127.0.0.1', () => process.stdout.write('baseline ready\n'));
+  server.listen(Number(process.env.MGMT_BENCH_BASELINE_PORT), '127.0.0.1', () =>
+    process.stdout.write('baseline ready\n'),
+  );
   process.once('SIGTERM', () => server.close(() => pool.end().then(() => process.exit(0))));
 }
 
@@ -87,21 +125,44 @@ export async function run(): Promise<boolean> {
     const port = 20_000 + Math.floor(Math.random() * 20_000);
     const service = await startChild(
       'services/management/src/main.ts',
-      { DATABASE_URL: url, MANAGEMENT_PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', MANAGEMENT_RATE_LIMIT_PER_MINUTE: '1000000', DATABASE_POOL_SIZE: '10' },
+      {
+        DATABASE_URL: url,
+        MANAGEMENT_PORT: String(port),
+        HOST: '127.0.0.1',
+        LOG_LEVEL: 'info',
+        MANAGEMENT_RATE_LIMIT_PER_MINUTE: '1000000',
+        DATABASE_POOL_SIZE: '10',
+      },
       /management ready/,
     );
     stops.push(() => service.stop());
     const basePort = port + 1;
-    const baseline = await startChild('bench/management.bench.ts', { DATABASE_URL: url, MGMT_BENCH_BASELINE: '1', MGMT_BENCH_BASELINE_PORT: String(basePort) }, /baseline ready/);
+    const baseline = await startChild(
+      'bench/management.bench.ts',
+      { DATABASE_URL: url, MGMT_BENCH_BASELINE: '1', MGMT_BENCH_BASELINE_PORT: String(basePort) },
+      /baseline ready/,
+    );
     stops.push(() => baseline.stop());
     const api = `http://127.0.0.1:${port}`;
     const base = `http://127.0.0.1:${basePort}`;
     const headers = { authorization: `Bearer ${key}` };
     const cases: Array<[string, string, string]> = [
-      ['users list (100/page, offset 5000)', `${api}/api/users/?limit=100&offset=${OFFSET}`, `${base}/users?offset=${OFFSET}`],
+      [
+        'users list (100/page, offset 5000)',
+        `${api}/api/users/?limit=100&offset=${OFFSET}`,
+        `${base}/users?offset=${OFFSET}`,
+      ],
       ['user retrieve', `${api}/api/users/${userUuid}/`, `${base}/users/${userUuid}`],
-      ['early access features list (100/page, offset 5000)', `${api}/api/projects/${teamId}/early_access_feature/?limit=100&offset=${OFFSET}`, `${base}/eaf?team=${teamId}&offset=${OFFSET}`],
-      ['early access feature retrieve', `${api}/api/projects/${teamId}/early_access_feature/${featureId}/`, `${base}/eaf/${featureId}`],
+      [
+        'early access features list (100/page, offset 5000)',
+        `${api}/api/projects/${teamId}/early_access_feature/?limit=100&offset=${OFFSET}`,
+        `${base}/eaf?team=${teamId}&offset=${OFFSET}`,
+      ],
+      [
+        'early access feature retrieve',
+        `${api}/api/projects/${teamId}/early_access_feature/${featureId}/`,
+        `${base}/eaf/${featureId}`,
+      ],
     ];
     // Sanity: both answer 200 before measuring.
     for (const [name, subject] of cases) {
@@ -110,17 +171,32 @@ export async function run(): Promise<boolean> {
     }
     let ok = true;
     for (const [name, subject, baselineUrl] of cases) {
-      const s: LoadResult = await load({ url: subject, method: 'GET', headers, connections: CONNECTIONS, durationSeconds: DURATION_S });
-      const b: LoadResult = await load({ url: baselineUrl, method: 'GET', connections: CONNECTIONS, durationSeconds: DURATION_S });
+      const s: LoadResult = await load({
+        url: subject,
+        method: 'GET',
+        headers,
+        connections: CONNECTIONS,
+        durationSeconds: DURATION_S,
+      });
+      const b: LoadResult = await load({
+        url: baselineUrl,
+        method: 'GET',
+        connections: CONNECTIONS,
+        durationSeconds: DURATION_S,
+      });
       if (s.non2xx || s.errors) ok = false;
-      process.stdout.write(`\n${name}: sett ${fmt(s.rps)} req/s p99 ${s.p99} ms (non2xx ${s.non2xx}, errors ${s.errors}); pg baseline ${fmt(b.rps)} req/s p99 ${b.p99} ms\n`);
+      process.stdout.write(
+        `\n${name}: sett ${fmt(s.rps)} req/s p99 ${s.p99} ms (non2xx ${s.non2xx}, errors ${s.errors}); pg baseline ${fmt(b.rps)} req/s p99 ${b.p99} ms\n`,
+      );
       process.stdout.write(`  ${ratioLine('throughput', s.rps, b.rps, 'req/s')}\n`);
       process.stdout.write(`  ${ratioLine('p99', s.p99, b.p99, 'ms')}\n`);
     }
     return ok;
   } finally {
     for (const stop of stops.reverse()) await stop();
-    await withMaintenanceClient(SERVER_URL, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`));
+    await withMaintenanceClient(SERVER_URL, (c) =>
+      c.query(`DROP DATABASE IF EXISTS ${quoteIdent(dbName)} WITH (FORCE)`),
+    );
   }
 }
 

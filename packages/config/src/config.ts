@@ -78,7 +78,9 @@ export type IngestionTopicChoice = (typeof INGESTION_TOPIC_CHOICES)[number];
 function ingestionTopics(env: Env): IngestionTopicChoice[] {
   const raw = read(env, 'INGESTION_TOPICS') ?? 'main,overflow,historical';
   // "all" is shorthand for every topic (one worker deployment running both consumer groups).
-  const list = raw.split(',').flatMap((s) => (s.trim() === 'all' ? [...INGESTION_TOPIC_CHOICES] : [s.trim()]));
+  const list = raw
+    .split(',')
+    .flatMap((s) => (s.trim() === 'all' ? [...INGESTION_TOPIC_CHOICES] : [s.trim()]));
   for (const t of list) {
     if (!(INGESTION_TOPIC_CHOICES as readonly string[]).includes(t)) {
       throw new ConfigError(

@@ -31,7 +31,11 @@ describe('loadConfig', () => {
     expect(c.ports.capture).toBe(9002);
     expect(c.kafkaBrokers).toEqual(['a:9092', 'b:9093']);
     expect(c.ingestion.topics).toEqual(['historical']);
-    expect(loadConfig({ INGESTION_TOPICS: 'all' }).ingestion.topics).toEqual(['main', 'overflow', 'historical']);
+    expect(loadConfig({ INGESTION_TOPICS: 'all' }).ingestion.topics).toEqual([
+      'main',
+      'overflow',
+      'historical',
+    ]);
     expect(loadConfig({ INGESTION_TOPICS: 'main, overflow' }).ingestion.topics).toEqual(['main', 'overflow']);
   });
 

@@ -40,7 +40,9 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
     if (!target) {
       res
         .writeHead(404, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }));
+        .end(
+          JSON.stringify({ type: 'invalid_request', code: 'not_found', detail: 'Not found.', attr: null }),
+        );
       return;
     }
     const upstream = opts.upstreams[target];
@@ -69,7 +71,14 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
       if (!res.headersSent) {
         res
           .writeHead(502, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ type: 'server_error', code: 'bad_gateway', detail: `${target} is not answering.`, attr: null }));
+          .end(
+            JSON.stringify({
+              type: 'server_error',
+              code: 'bad_gateway',
+              detail: `${target} is not answering.`,
+              attr: null,
+            }),
+          );
       } else res.destroy();
     });
     req.pipe(proxied);

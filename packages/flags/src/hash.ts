@@ -19,5 +19,7 @@ export function flagHash(flagKey: string, id: string, salt = ''): number {
 // decide hashes once or twice per flag per request.
 const oneShot = (crypto as { hash?: (algorithm: string, data: string, encoding: 'hex') => string }).hash;
 function sha1Hex(text: string): string {
-  return oneShot ? oneShot('sha1', text, 'hex') : crypto.createHash('sha1').update(text, 'utf8').digest('hex');
+  return oneShot
+    ? oneShot('sha1', text, 'hex')
+    : crypto.createHash('sha1').update(text, 'utf8').digest('hex');
 }

@@ -29,7 +29,11 @@ const RECORD_HEADROOM_BYTES = 1024;
 export function createCaptureApp(deps: CaptureAppDeps): Express {
   const { capture } = deps.config;
   const limiter = capture.overflowEnabled
-    ? createKeyLimiter({ ratePerSecond: capture.overflowRatePerSecond, burst: capture.overflowBurst, now: deps.now })
+    ? createKeyLimiter({
+        ratePerSecond: capture.overflowRatePerSecond,
+        burst: capture.overflowBurst,
+        now: deps.now,
+      })
     : null;
   const router = createCaptureRouter({
     maxBodyBytes: capture.maxBodyBytes,

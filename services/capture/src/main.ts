@@ -15,13 +15,30 @@ async function main() {
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'capture' });
   if (config.kafkaBrokers.length === 0) throw new Error('KAFKA_BROKERS is not set');
 
-  const redis = createRedis({ url: config.redisUrl, name: 'sett-capture', onError: (err) => logger.warn('redis error', { err: err.message }) });
+  const redis = createRedis({
+    url: config.redisUrl,
+    name: 'sett-capture',
+    onError: (err) => logger.warn('redis error', { err: err.message }),
+  });
   // Token cache misses only: a small pool is plenty.
-  const pool = createPgPool({ databaseUrl: config.databaseUrl, max: Math.min(config.databasePoolSize, 4), applicationName: 'sett-capture' });
+  const pool = createPgPool({
+    databaseUrl: config.databaseUrl,
+    max: Math.min(config.databasePoolSize, 4),
+    applicationName: 'sett-capture',
+  });
   pool.on('error', (err) => logger.warn('postgres pool error', { err: err.message }));
-  const tokenResolver = createTokenResolver({ redis, loadFromDb: createProjectLoader(pool), ttlMs: config.capture.tokenCacheTtlMs });
+  const tokenResolver = createTokenResolver({
+    redis,
+    loadFromDb: createProjectLoader(pool),
+    ttlMs: config.capture.tokenCacheTtlMs,
+  });
 
-  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'sett-capture', logger, logLevel: 'warn' });
+  const kafka = createKafka({
+    brokers: config.kafkaBrokers,
+    clientId: 'sett-capture',
+    logger,
+    logLevel: 'warn',
+  });
   const producer = createBatchingProducer({
     kafka,
     lingerMs: config.kafka.lingerMs,
@@ -32,7 +49,14 @@ async function main() {
   });
   await producer.connect();
 
-  const app = createCaptureApp({ config, logger, redis, tokenResolver, producer, registry: createMetricsRegistry('capture') });
+  const app = createCaptureApp({
+    config,
+    logger,
+    redis,
+    tokenResolver,
+    producer,
+    registry: createMetricsRegistry('capture'),
+  });
   await startService({
     name: 'capture',
     app,

@@ -32,16 +32,25 @@ const mine = (id: string) => (all: Consumed[]) => all.filter((c) => c.message.di
 const json = (v: unknown) => JSON.stringify(v);
 
 describe('paths, methods and CORS', () => {
-  it.each(['/i/v0/e/', '/i/v0/e', '/e/', '/e', '/capture/', '/capture', '/track/', '/track', '/batch/', '/batch', '/engage/'])(
-    'POST %s accepts an event with 200 {"status": 1}',
-    async (path) => {
-      const id = did();
-      const res = await h.post(path, json({ api_key: h.token, event: 'e', distinct_id: id }));
-      expect(res.status).toBe(200);
-      expect(res.json).toEqual({ status: 1 });
-      await h.waitFor((all) => mine(id)(all).length === 1);
-    },
-  );
+  it.each([
+    '/i/v0/e/',
+    '/i/v0/e',
+    '/e/',
+    '/e',
+    '/capture/',
+    '/capture',
+    '/track/',
+    '/track',
+    '/batch/',
+    '/batch',
+    '/engage/',
+  ])('POST %s accepts an event with 200 {"status": 1}', async (path) => {
+    const id = did();
+    const res = await h.post(path, json({ api_key: h.token, event: 'e', distinct_id: id }));
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ status: 1 });
+    await h.waitFor((all) => mine(id)(all).length === 1);
+  });
 
   it('answers GET with a 405 JSON error carrying CORS headers', async () => {
     const res = await fetch(`${h.url}/batch/`, { headers: { origin: 'https://app.example' } });
@@ -53,7 +62,11 @@ describe('paths, methods and CORS', () => {
   it('answers a preflight by echoing the origin with credentials', async () => {
     const res = await fetch(`${h.url}/e/?compression=gzip-js`, {
       method: 'OPTIONS',
-      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST', 'access-control-request-headers': 'content-type' },
+      headers: {
+        origin: 'https://app.example',
+        'access-control-request-method': 'POST',
+        'access-control-request-headers': 'content-type',
+      },
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://app.example');
@@ -80,7 +93,14 @@ describe('the message on Kafka', () => {
     const before = Date.now();
     const res = await h.post(
       '/i/v0/e/?_=1735689600000&ver=1.2.3',
-      json({ api_key: h.token, event: '$pageview', distinct_id: id, uuid, timestamp: '2024-12-31T23:59:59Z', properties: { $current_url: 'https://x' } }),
+      json({
+        api_key: h.token,
+        event: '$pageview',
+        distinct_id: id,
+        uuid,
+        timestamp: '2024-12-31T23:59:59Z',
+        properties: { $current_url: 'https://x' },
+      }),
       { 'x-forwarded-for': '203.0.113.9, 10.0.0.1' },
     );
     expect(res.status).toBe(200);
@@ -104,7 +124,9 @@ describe('the message on Kafka', () => {
 
   it('uses the socket address without X-Forwarded-For and generates a UUIDv7 for a bad uuid', async () => {
     const id = did();
-    expect((await h.post('/e/', json({ api_key: h.token, event: 'e', distinct_id: id, uuid: 'bad' }))).status).toBe(200);
+    expect(
+      (await h.post('/e/', json({ api_key: h.token, event: 'e', distinct_id: id, uuid: 'bad' }))).status,
+    ).toBe(200);
     await h.waitFor((all) => mine(id)(all).length === 1);
     const [c] = mine(id)(h.consumed);
     expect(c!.message.ip).toBe('127.0.0.1');
@@ -113,11 +135,32 @@ describe('the message on Kafka', () => {
 });
 
 describe('body encodings', () => {
-  const event = (id: string) => ({ api_key: h.token, event: 'enc', distinct_id: id, properties: { text: 'a+b/c=d ü' } });
-  const cases: Array<[string, (id: string) => { path: string; body: string | Buffer; headers: Record<string, string> }]> = [
+  const event = (id: string) => ({
+    api_key: h.token,
+    event: 'enc',
+    distinct_id: id,
+    properties: { text: 'a+b/c=d ü' },
+  });
+  const cases: Array<
+    [string, (id: string) => { path: string; body: string | Buffer; headers: Record<string, string> }]
+  > = [
     ['JSON', (id) => ({ path: '/e/', body: json(event(id)), headers: {} })],
-    ['gzip by header', (id) => ({ path: '/batch/', body: gzipSync(json({ api_key: h.token, batch: [event(id)] })), headers: { 'content-encoding': 'gzip' } })],
-    ['gzip-js query', (id) => ({ path: '/e/?compression=gzip-js', body: gzipSync(json([event(id)])), headers: { 'content-type': 'text/plain' } })],
+    [
+      'gzip by header',
+      (id) => ({
+        path: '/batch/',
+        body: gzipSync(json({ api_key: h.token, batch: [event(id)] })),
+        headers: { 'content-encoding': 'gzip' },
+      }),
+    ],
+    [
+      'gzip-js query',
+      (id) => ({
+        path: '/e/?compression=gzip-js',
+        body: gzipSync(json([event(id)])),
+        headers: { 'content-type': 'text/plain' },
+      }),
+    ],
     [
       'lz64 form',
       (id) => ({
@@ -128,9 +171,20 @@ describe('body encodings', () => {
     ],
     [
       'base64 form',
-      (id) => ({ path: '/e/', body: `data=${encodeURIComponent(Buffer.from(json(event(id))).toString('base64'))}`, headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      (id) => ({
+        path: '/e/',
+        body: `data=${encodeURIComponent(Buffer.from(json(event(id))).toString('base64'))}`,
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      }),
     ],
-    ['text/plain JSON', (id) => ({ path: '/i/v0/e/', body: json(event(id)), headers: { 'content-type': 'text/plain;charset=UTF-8' } })],
+    [
+      'text/plain JSON',
+      (id) => ({
+        path: '/i/v0/e/',
+        body: json(event(id)),
+        headers: { 'content-type': 'text/plain;charset=UTF-8' },
+      }),
+    ],
   ];
   it.each(cases)('%s lands on Kafka intact', async (_name, make) => {
     const id = did();
@@ -166,11 +220,15 @@ describe('limits', () => {
 
   it('refuses a streamed body without Content-Length as soon as it reaches the limit', async () => {
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.request(`${h.url}/batch/`, { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-        req.destroy();
-      });
+      const req = http.request(
+        `${h.url}/batch/`,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'transfer-encoding': 'chunked' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        },
+      );
       req.on('error', (e) => (req.destroyed ? undefined : reject(e)));
       // Sends the limit plus 1 KB, then keeps the request open: the answer must come first.
       req.write('x'.repeat(MAX_BODY + 1024));
@@ -187,7 +245,10 @@ describe('limits', () => {
 
   it('refuses a single event over the Kafka message limit with 413', async () => {
     const id = did();
-    const res = await h.post('/e/', json({ api_key: h.token, event: 'big', distinct_id: id, properties: { p: 'x'.repeat(30_000) } }));
+    const res = await h.post(
+      '/e/',
+      json({ api_key: h.token, event: 'big', distinct_id: id, properties: { p: 'x'.repeat(30_000) } }),
+    );
     expect(res.status).toBe(413);
   });
 
@@ -210,12 +271,32 @@ describe('validation and authentication errors', () => {
   it.each([
     ['not JSON', '{"api_key": ', 400, 'validation_error'],
     ['an empty body', '', 400, 'validation_error'],
-    ['wrong types', json({ api_key: 'phc_x', event: 'e', distinct_id: 'd', properties: 'nope' }), 400, 'validation_error'],
+    [
+      'wrong types',
+      json({ api_key: 'phc_x', event: 'e', distinct_id: 'd', properties: 'nope' }),
+      400,
+      'validation_error',
+    ],
     ['a batch that is not an array', json({ api_key: 'phc_x', batch: 'nope' }), 400, 'validation_error'],
     ['no api key', json({ event: 'e', distinct_id: 'd' }), 401, 'authentication_error'],
-    ['a malformed api key', json({ api_key: 'x'.repeat(65), event: 'e', distinct_id: 'd' }), 401, 'authentication_error'],
-    ['a personal api key', json({ api_key: 'phx_abc', event: 'e', distinct_id: 'd' }), 401, 'authentication_error'],
-    ['an unknown api key', json({ api_key: 'phc_unknown_key', event: 'e', distinct_id: 'd' }), 401, 'authentication_error'],
+    [
+      'a malformed api key',
+      json({ api_key: 'x'.repeat(65), event: 'e', distinct_id: 'd' }),
+      401,
+      'authentication_error',
+    ],
+    [
+      'a personal api key',
+      json({ api_key: 'phx_abc', event: 'e', distinct_id: 'd' }),
+      401,
+      'authentication_error',
+    ],
+    [
+      'an unknown api key',
+      json({ api_key: 'phc_unknown_key', event: 'e', distinct_id: 'd' }),
+      401,
+      'authentication_error',
+    ],
   ])('answers %s with its status', async (_name, body, status, type) => {
     const res = await h.post('/e/', body, { origin: 'https://app.example' });
     expect(res.status).toBe(status);
@@ -224,8 +305,12 @@ describe('validation and authentication errors', () => {
   });
 
   it('uses code invalid_api_key for an unknown key and missing_api_key for none', async () => {
-    expect((await h.post('/e/', json({ api_key: 'phc_nope', event: 'e', distinct_id: 'd' }))).json).toMatchObject({ code: 'invalid_api_key' });
-    expect((await h.post('/e/', json({ event: 'e', distinct_id: 'd' }))).json).toMatchObject({ code: 'missing_api_key' });
+    expect(
+      (await h.post('/e/', json({ api_key: 'phc_nope', event: 'e', distinct_id: 'd' }))).json,
+    ).toMatchObject({ code: 'invalid_api_key' });
+    expect((await h.post('/e/', json({ event: 'e', distinct_id: 'd' }))).json).toMatchObject({
+      code: 'missing_api_key',
+    });
   });
 
   it('rejects an unknown token without a Postgres query once cached', async () => {
@@ -233,11 +318,17 @@ describe('validation and authentication errors', () => {
     const before = h.dbQueries();
     expect((await h.post('/e/', json({ api_key: unknown, event: 'e', distinct_id: 'd' }))).status).toBe(401);
     expect(h.dbQueries()).toBe(before + 1);
-    for (let i = 0; i < 5; i++) expect((await h.post('/e/', json({ api_key: unknown, event: 'e', distinct_id: 'd' }))).status).toBe(401);
+    for (let i = 0; i < 5; i++)
+      expect((await h.post('/e/', json({ api_key: unknown, event: 'e', distinct_id: 'd' }))).status).toBe(
+        401,
+      );
     expect(h.dbQueries()).toBe(before + 1);
     // The known token too: looked up at most once, then served from the caches.
     const afterKnown = h.dbQueries();
-    for (let i = 0; i < 5; i++) expect((await h.post('/e/', json({ api_key: h.token, event: 'e', distinct_id: did() }))).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await h.post('/e/', json({ api_key: h.token, event: 'e', distinct_id: did() }))).status).toBe(
+        200,
+      );
     expect(h.dbQueries()).toBe(afterKnown);
   });
 });
@@ -268,10 +359,21 @@ describe('event rules and routing', () => {
 
   it('keeps per-key order on Kafka across a batch and following single requests', async () => {
     const id = did();
-    const batch = Array.from({ length: 15 }, (_, i) => ({ event: 'seq', distinct_id: id, properties: { seq: i } }));
+    const batch = Array.from({ length: 15 }, (_, i) => ({
+      event: 'seq',
+      distinct_id: id,
+      properties: { seq: i },
+    }));
     expect((await h.post('/batch/', json({ api_key: h.token, batch }))).status).toBe(200);
     for (let i = 15; i < 19; i++) {
-      expect((await h.post('/e/', json({ api_key: h.token, event: 'seq', distinct_id: id, properties: { seq: i } }))).status).toBe(200);
+      expect(
+        (
+          await h.post(
+            '/e/',
+            json({ api_key: h.token, event: 'seq', distinct_id: id, properties: { seq: i } }),
+          )
+        ).status,
+      ).toBe(200);
     }
     await h.waitFor((all) => mine(id)(all).length === 19);
     const got = mine(id)(h.consumed);
@@ -282,18 +384,34 @@ describe('event rules and routing', () => {
 
   it('sends a historical batch only to the historical topic, keyed, even past the spike limit', async () => {
     const id = did();
-    const batch = Array.from({ length: 30 }, (_, i) => ({ event: 'old', distinct_id: id, timestamp: '2020-01-01T00:00:00Z', properties: { i } }));
-    expect((await h.post('/batch/', json({ api_key: h.token, historical_migration: true, batch }))).status).toBe(200);
+    const batch = Array.from({ length: 30 }, (_, i) => ({
+      event: 'old',
+      distinct_id: id,
+      timestamp: '2020-01-01T00:00:00Z',
+      properties: { i },
+    }));
+    expect(
+      (await h.post('/batch/', json({ api_key: h.token, historical_migration: true, batch }))).status,
+    ).toBe(200);
     await h.waitFor((all) => mine(id)(all).length === 30);
     await new Promise((r) => setTimeout(r, 300));
     const got = mine(id)(h.consumed);
     expect(got).toHaveLength(30);
-    expect(got.every((c) => c.topic === TOPICS.historical && c.key === `${h.token}:${id}` && c.message.historical_migration)).toBe(true);
+    expect(
+      got.every(
+        (c) =>
+          c.topic === TOPICS.historical && c.key === `${h.token}:${id}` && c.message.historical_migration,
+      ),
+    ).toBe(true);
   });
 
   it('sends a spiking key past its burst to the overflow topic without a key', async () => {
     const id = did();
-    const batch = Array.from({ length: 25 }, (_, i) => ({ event: 'spike', distinct_id: id, properties: { i } }));
+    const batch = Array.from({ length: 25 }, (_, i) => ({
+      event: 'spike',
+      distinct_id: id,
+      properties: { i },
+    }));
     expect((await h.post('/batch/', json({ api_key: h.token, batch }))).status).toBe(200);
     await h.waitFor((all) => mine(id)(all).length === 25);
     const got = mine(id)(h.consumed);
@@ -305,7 +423,9 @@ describe('event rules and routing', () => {
     expect(overflow.every((c) => c.key === null)).toBe(true);
     // Another key is unaffected.
     const other = did();
-    expect((await h.post('/e/', json({ api_key: h.token, event: 'calm', distinct_id: other }))).status).toBe(200);
+    expect((await h.post('/e/', json({ api_key: h.token, event: 'calm', distinct_id: other }))).status).toBe(
+      200,
+    );
     await h.waitFor((all) => mine(other)(all).length === 1);
     expect(mine(other)(h.consumed)[0]!.topic).toBe(TOPICS.main);
   });
@@ -315,7 +435,10 @@ describe('event rules and routing', () => {
     const res = await h.post('/engage/', json({ $token: h.token, $distinct_id: id, $set: { plan: 'pro' } }));
     expect(res.status).toBe(200);
     await h.waitFor((all) => mine(id)(all).length === 1);
-    expect(mine(id)(h.consumed)[0]!.message).toMatchObject({ event: '$identify', properties: { $set: { plan: 'pro' } } });
+    expect(mine(id)(h.consumed)[0]!.message).toMatchObject({
+      event: '$identify',
+      properties: { $set: { plan: 'pro' } },
+    });
   });
 });
 
@@ -323,7 +446,11 @@ describe('through the edge', () => {
   let edge: Edge;
   beforeAll(async () => {
     const up = { host: '127.0.0.1', port: h.port };
-    edge = await startEdge({ host: '127.0.0.1', port: 0, upstreams: { capture: up, management: up, decide: up } });
+    edge = await startEdge({
+      host: '127.0.0.1',
+      port: 0,
+      upstreams: { capture: up, management: up, decide: up },
+    });
   });
   afterAll(async () => {
     await edge?.stop();

@@ -17,19 +17,24 @@ const body = (raw: Buffer | string, extra: Partial<EncodedBody> = {}): EncodedBo
 describe('decodeBody', () => {
   it('parses plain JSON and text/plain JSON', async () => {
     expect(await decodeBody(body(json), limits)).toEqual(payload);
-    expect(await decodeBody(body(json, { contentType: 'text/plain;charset=UTF-8' }), limits)).toEqual(payload);
+    expect(await decodeBody(body(json, { contentType: 'text/plain;charset=UTF-8' }), limits)).toEqual(
+      payload,
+    );
   });
 
   it('gunzips by header, by compression=gzip-js, and by magic bytes', async () => {
     const gz = gzipSync(json);
     expect(await decodeBody(body(gz, { contentEncoding: 'gzip' }), limits)).toEqual(payload);
-    expect(await decodeBody(body(gz, { compression: 'gzip-js', contentType: 'text/plain' }), limits)).toEqual(payload);
+    expect(await decodeBody(body(gz, { compression: 'gzip-js', contentType: 'text/plain' }), limits)).toEqual(
+      payload,
+    );
     expect(await decodeBody(body(gz, { contentType: undefined }), limits)).toEqual(payload);
   });
 
   it('decodes lz64 and base64 form bodies, restoring + turned into spaces', async () => {
     const lz = compressToBase64(json);
-    const form = (data: string, c?: string) => `data=${encodeURIComponent(data)}${c ? `&compression=${c}` : ''}`;
+    const form = (data: string, c?: string) =>
+      `data=${encodeURIComponent(data)}${c ? `&compression=${c}` : ''}`;
     const ct = { contentType: 'application/x-www-form-urlencoded' };
     expect(await decodeBody(body(form(lz, 'lz64'), ct), limits)).toEqual(payload);
     expect(await decodeBody(body(form(lz), { ...ct, compression: 'lz64' }), limits)).toEqual(payload);
@@ -43,14 +48,19 @@ describe('decodeBody', () => {
   it('refuses a zip bomb with 413', async () => {
     const bomb = gzipSync(Buffer.alloc(10_000_000, 0x20));
     expect(bomb.length).toBeLessThan(20_000);
-    await expect(decodeBody(body(bomb, { contentEncoding: 'gzip' }), limits)).rejects.toBeInstanceOf(PayloadTooLargeError);
+    await expect(decodeBody(body(bomb, { contentEncoding: 'gzip' }), limits)).rejects.toBeInstanceOf(
+      PayloadTooLargeError,
+    );
   });
 
   it.each([
     ['empty body', body('')],
     ['not JSON', body('{nope')],
     ['corrupt gzip', body(Buffer.from([0x1f, 0x8b, 1, 2, 3]), { contentEncoding: 'gzip' })],
-    ['corrupt lz64', body('data=!!!!&compression=lz64', { contentType: 'application/x-www-form-urlencoded' })],
+    [
+      'corrupt lz64',
+      body('data=!!!!&compression=lz64', { contentType: 'application/x-www-form-urlencoded' }),
+    ],
     ['form without data', body('foo=bar', { contentType: 'application/x-www-form-urlencoded' })],
     ['unknown encoding', body(json, { contentEncoding: 'br' })],
   ])('answers 400 for %s', async (_name, b) => {

@@ -5,7 +5,14 @@ import { clientIp, parseSentAt, toMessage, type RequestContext } from '../src/ev
 import { routeMessage } from '../src/routing/route-events';
 import { createKeyLimiter } from '../src/routing/token-bucket';
 
-const ctx: RequestContext = { token: 'phc_t', ip: '1.2.3.4', now: '2025-01-01T00:00:10.000Z', nowMs: Date.parse('2025-01-01T00:00:10.000Z'), sentAt: null, historical: false };
+const ctx: RequestContext = {
+  token: 'phc_t',
+  ip: '1.2.3.4',
+  now: '2025-01-01T00:00:10.000Z',
+  nowMs: Date.parse('2025-01-01T00:00:10.000Z'),
+  sentAt: null,
+  historical: false,
+};
 
 describe('unpackBody', () => {
   it('takes the token from api_key, token, or properties.token', () => {
@@ -20,7 +27,11 @@ describe('unpackBody', () => {
   it('knows single events from arrays and batches, and reads historical_migration', () => {
     expect(unpackBody({ event: 'e' }).single).toBe(true);
     expect(unpackBody([{ event: 'e' }]).single).toBe(false);
-    const b = unpackBody({ batch: [{ event: 'e' }, { event: 'f' }], historical_migration: true, sent_at: 's' });
+    const b = unpackBody({
+      batch: [{ event: 'e' }, { event: 'f' }],
+      historical_migration: true,
+      sent_at: 's',
+    });
     expect(b).toMatchObject({ single: false, historical: true, sentAt: 's' });
     expect(b.events).toHaveLength(2);
   });
@@ -28,7 +39,12 @@ describe('unpackBody', () => {
   it('turns legacy engage bodies into $identify events', () => {
     const b = unpackBody({ $token: 't', $distinct_id: 'd', $set: { a: 1 } }, { engage: true });
     expect(b.token).toBe('t');
-    expect(b.events[0]).toEqual({ event: '$identify', api_key: 't', distinct_id: 'd', properties: { $set: { a: 1 } } });
+    expect(b.events[0]).toEqual({
+      event: '$identify',
+      api_key: 't',
+      distinct_id: 'd',
+      properties: { $set: { a: 1 } },
+    });
   });
 
   it.each([
@@ -78,9 +94,15 @@ describe('toMessage', () => {
 
   it('drops events without a name or distinct id', () => {
     expect(toMessage({ distinct_id: 'd' }, ctx)).toEqual({ ok: false, reason: 'missing_event_name' });
-    expect(toMessage({ event: '', distinct_id: 'd' }, ctx)).toEqual({ ok: false, reason: 'missing_event_name' });
+    expect(toMessage({ event: '', distinct_id: 'd' }, ctx)).toEqual({
+      ok: false,
+      reason: 'missing_event_name',
+    });
     expect(toMessage({ event: 'e' }, ctx)).toEqual({ ok: false, reason: 'missing_distinct_id' });
-    expect(toMessage({ event: 'e', distinct_id: '  ' }, ctx)).toEqual({ ok: false, reason: 'missing_distinct_id' });
+    expect(toMessage({ event: 'e', distinct_id: '  ' }, ctx)).toEqual({
+      ok: false,
+      reason: 'missing_distinct_id',
+    });
   });
 
   it('reads distinct_id from properties and stringifies numbers', () => {
@@ -96,13 +118,33 @@ describe('toMessage', () => {
   });
 
   it('carries token, ip, now, sent_at, timestamp and historical flag', () => {
-    const m = ok(toMessage({ event: 'e', distinct_id: 'd', timestamp: '2024-12-31T00:00:00Z', sent_at: '2025-01-01T00:00:09Z' }, { ...ctx, historical: true }));
-    expect(m).toMatchObject({ token: 'phc_t', ip: '1.2.3.4', now: ctx.now, sent_at: '2025-01-01T00:00:09Z', timestamp: '2024-12-31T00:00:00Z', historical_migration: true, properties: {} });
-    expect(ok(toMessage({ event: 'e', distinct_id: 'd', offset: 1000 }, ctx)).timestamp).toBe('2025-01-01T00:00:09.000Z');
+    const m = ok(
+      toMessage(
+        { event: 'e', distinct_id: 'd', timestamp: '2024-12-31T00:00:00Z', sent_at: '2025-01-01T00:00:09Z' },
+        { ...ctx, historical: true },
+      ),
+    );
+    expect(m).toMatchObject({
+      token: 'phc_t',
+      ip: '1.2.3.4',
+      now: ctx.now,
+      sent_at: '2025-01-01T00:00:09Z',
+      timestamp: '2024-12-31T00:00:00Z',
+      historical_migration: true,
+      properties: {},
+    });
+    expect(ok(toMessage({ event: 'e', distinct_id: 'd', offset: 1000 }, ctx)).timestamp).toBe(
+      '2025-01-01T00:00:09.000Z',
+    );
   });
 
   it('merges top-level $set into properties', () => {
-    const m = ok(toMessage({ event: '$identify', distinct_id: 'd', $set: { a: 1, b: 1 }, properties: { $set: { b: 2 } } }, ctx));
+    const m = ok(
+      toMessage(
+        { event: '$identify', distinct_id: 'd', $set: { a: 1, b: 1 }, properties: { $set: { b: 2 } } },
+        ctx,
+      ),
+    );
     expect(m.properties.$set).toEqual({ a: 1, b: 2 });
   });
 });

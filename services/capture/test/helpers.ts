@@ -9,13 +9,26 @@ import { createRedis, createTokenResolver, type Redis } from '@sett/cache';
 import { loadConfig } from '@sett/config';
 import { createSilentLogger } from '@sett/logger';
 import { createMetricsRegistry } from '@sett/http';
-import { createBatchingProducer, createKafka, decodeCaptureMessage, TOPICS, type BatchingProducer, type CaptureMessage } from '@sett/kafka';
+import {
+  createBatchingProducer,
+  createKafka,
+  decodeCaptureMessage,
+  TOPICS,
+  type BatchingProducer,
+  type CaptureMessage,
+} from '@sett/kafka';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
 import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
 import { createCaptureApp } from '../src/app';
 import { createProjectLoader } from '../src/capture/project-store';
 
-export type Consumed = { topic: string; partition: number; offset: number; key: string | null; message: CaptureMessage };
+export type Consumed = {
+  topic: string;
+  partition: number;
+  offset: number;
+  key: string | null;
+  message: CaptureMessage;
+};
 
 export type Harness = {
   url: string;
@@ -30,7 +43,11 @@ export type Harness = {
   consumed: Consumed[];
   /** Waits until `predicate` holds for the consumed messages (polling), or fails after timeoutMs. */
   waitFor(predicate: (all: Consumed[]) => boolean, timeoutMs?: number): Promise<void>;
-  post(path: string, body: string | Buffer, headers?: Record<string, string>): Promise<{ status: number; headers: Headers; json: unknown }>;
+  post(
+    path: string,
+    body: string | Buffer,
+    headers?: Record<string, string>,
+  ): Promise<{ status: number; headers: Headers; json: unknown }>;
   /** Leaves the consumer group (before stopping the broker on purpose). */
   stopConsumer(): Promise<void>;
   close(): Promise<void>;
@@ -64,13 +81,29 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     },
   };
 
-  const redis = createRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', name: 'capture-test', keyPrefix: `${uniqueName('capture')}:` });
+  const redis = createRedis({
+    url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    name: 'capture-test',
+    keyPrefix: `${uniqueName('capture')}:`,
+  });
   const logger = createSilentLogger();
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'capture-test', logLevel: 'error' });
-  const producer = createBatchingProducer({ kafka, lingerMs: 5, sendTimeoutMs: opts.sendTimeoutMs ?? 5000, maxMessageBytes: config.kafka.messageMaxBytes });
+  const producer = createBatchingProducer({
+    kafka,
+    lingerMs: 5,
+    sendTimeoutMs: opts.sendTimeoutMs ?? 5000,
+    maxMessageBytes: config.kafka.messageMaxBytes,
+  });
   await producer.connect();
   const tokenResolver = createTokenResolver({ redis, loadFromDb: createProjectLoader(counted) });
-  const app = createCaptureApp({ config, logger, redis, tokenResolver, producer, registry: createMetricsRegistry('capture') });
+  const app = createCaptureApp({
+    config,
+    logger,
+    redis,
+    tokenResolver,
+    producer,
+    registry: createMetricsRegistry('capture'),
+  });
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
@@ -79,15 +112,33 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const consumed: Consumed[] = [];
   let consumer: Consumer | undefined;
   if (opts.consume !== false) {
-    const reader = new Kafka({ brokers: broker.brokers, clientId: 'capture-test-reader', logLevel: logLevel.NOTHING });
-    consumer = reader.consumer({ groupId: uniqueName('capture-test'), sessionTimeout: 3000, heartbeatInterval: 300, maxWaitTimeInMs: 200 });
+    const reader = new Kafka({
+      brokers: broker.brokers,
+      clientId: 'capture-test-reader',
+      logLevel: logLevel.NOTHING,
+    });
+    consumer = reader.consumer({
+      groupId: uniqueName('capture-test'),
+      sessionTimeout: 3000,
+      heartbeatInterval: 300,
+      maxWaitTimeInMs: 200,
+    });
     await consumer.connect();
-    await consumer.subscribe({ topics: [TOPICS.main, TOPICS.overflow, TOPICS.historical], fromBeginning: true });
+    await consumer.subscribe({
+      topics: [TOPICS.main, TOPICS.overflow, TOPICS.historical],
+      fromBeginning: true,
+    });
     await consumer.run({
       eachMessage: async ({ topic, partition, message }) => {
         const decoded = decodeCaptureMessage(message.value);
         if (!decoded.ok) throw new Error(`undecodable message on ${topic}: ${decoded.reason}`);
-        consumed.push({ topic, partition, offset: Number(message.offset), key: message.key?.toString() ?? null, message: decoded.message });
+        consumed.push({
+          topic,
+          partition,
+          offset: Number(message.offset),
+          key: message.key?.toString() ?? null,
+          message: decoded.message,
+        });
       },
     });
   }
@@ -95,13 +146,18 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const waitFor = async (predicate: (all: Consumed[]) => boolean, timeoutMs = 20_000) => {
     const deadline = Date.now() + timeoutMs;
     while (!predicate(consumed)) {
-      if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; consumed ${consumed.length} messages`);
+      if (Date.now() > deadline)
+        throw new Error(`condition not met within ${timeoutMs} ms; consumed ${consumed.length} messages`);
       await new Promise((r) => setTimeout(r, 50));
     }
   };
 
   const post: Harness['post'] = async (path, body, headers = {}) => {
-    const res = await fetch(`${url}${path}`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...headers } });
+    const res = await fetch(`${url}${path}`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...headers },
+    });
     const text = await res.text();
     let json: unknown;
     try {

@@ -18,8 +18,14 @@ beforeAll(async () => {
   [broker, db] = await Promise.all([startDevBroker({ partitions: 2 }), createTestDatabase()]);
   const pool = new pg.Pool({ connectionString: db.url, max: 1 });
   token = `phc_${uniqueName('sig')}`;
-  const { rows } = await pool.query<{ id: string }>(`INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'o', $1) RETURNING id`, [uniqueName('o')]);
-  await pool.query(`INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 't')`, [rows[0]!.id, token]);
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'o', $1) RETURNING id`,
+    [uniqueName('o')],
+  );
+  await pool.query(
+    `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 't')`,
+    [rows[0]!.id, token],
+  );
   await pool.end();
 }, 60_000);
 afterAll(async () => {
@@ -64,8 +70,17 @@ it('drains the in-flight request, flushes it to Kafka and exits 0 on SIGTERM', a
     expect(res.status).toBe(200);
     expect(await exited).toBe(0);
 
-    const kafka = new Kafka({ brokers: broker.brokers, clientId: 'sigterm-test', logLevel: logLevel.NOTHING });
-    const consumer = kafka.consumer({ groupId: uniqueName('sig'), sessionTimeout: 3000, heartbeatInterval: 300, maxWaitTimeInMs: 200 });
+    const kafka = new Kafka({
+      brokers: broker.brokers,
+      clientId: 'sigterm-test',
+      logLevel: logLevel.NOTHING,
+    });
+    const consumer = kafka.consumer({
+      groupId: uniqueName('sig'),
+      sessionTimeout: 3000,
+      heartbeatInterval: 300,
+      maxWaitTimeInMs: 200,
+    });
     await consumer.connect();
     await consumer.subscribe({ topics: [TOPICS.main], fromBeginning: true });
     const found = new Promise<string>((resolve) => {

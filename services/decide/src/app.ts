@@ -72,7 +72,17 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     flushIntervalMs: config.usageFlushIntervalMs ?? 1000,
   });
   const geoip = deps.geoip ?? noGeoIp;
-  const service = createDecideService({ redis, redisHealth, flagStore, personStore, quotaStore, usage, geoip, logger, metrics });
+  const service = createDecideService({
+    redis,
+    redisHealth,
+    flagStore,
+    personStore,
+    quotaStore,
+    usage,
+    geoip,
+    logger,
+    metrics,
+  });
   const projects = createProjectResolver({ redis, pool, redisHealth, ttlMs: config.tokenCacheTtlMs });
 
   const subscriber = deps.subscriber;
@@ -89,7 +99,8 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     subscriber.on('ready', () => flagStore.clear());
     subscribed = subscriber.subscribe(redisKeys.flagsChangedChannel()).then(
       () => undefined,
-      (err: Error) => logger.warn('could not subscribe to flag changes; relying on the cache TTL', { err: err.message }),
+      (err: Error) =>
+        logger.warn('could not subscribe to flag changes; relying on the cache TTL', { err: err.message }),
     );
   }
 

@@ -12,7 +12,11 @@ import { noGeoIp, openGeoIp } from './geoip/geoip';
 async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'decide' });
-  const pool = createPgPool({ databaseUrl: config.databaseUrl, max: config.databasePoolSize, applicationName: 'sett-decide' });
+  const pool = createPgPool({
+    databaseUrl: config.databaseUrl,
+    max: config.databasePoolSize,
+    applicationName: 'sett-decide',
+  });
   const onRedisError = (err: Error) => logger.warn('redis error', { err: err.message });
   const redis = createRedis({ url: config.redisUrl, name: 'sett-decide', onError: onRedisError });
   const subscriber = createRedis({ url: config.redisUrl, name: 'sett-decide-sub', onError: onRedisError });

@@ -9,7 +9,9 @@ const max = 1024 * 1024;
 
 describe('decodeDecideBody', () => {
   it('reads plain JSON', () => {
-    expect(decodeDecideBody({ body: Buffer.from(json), contentType: 'application/json', maxBytes: max })).toEqual(payload);
+    expect(
+      decodeDecideBody({ body: Buffer.from(json), contentType: 'application/json', maxBytes: max }),
+    ).toEqual(payload);
   });
 
   it('reads gzip named by ?compression=gzip-js and sniffed without it', () => {
@@ -24,25 +26,51 @@ describe('decodeDecideBody', () => {
     const raw = `data=${b64}`;
     for (const text of [escaped, raw]) {
       expect(
-        decodeDecideBody({ body: Buffer.from(text), contentType: 'application/x-www-form-urlencoded', compression: 'base64', maxBytes: max }),
+        decodeDecideBody({
+          body: Buffer.from(text),
+          contentType: 'application/x-www-form-urlencoded',
+          compression: 'base64',
+          maxBytes: max,
+        }),
       ).toEqual(payload);
     }
     // no compression named at all: base64 is recognised because the text is not JSON
-    expect(decodeDecideBody({ body: Buffer.from(escaped), contentType: 'application/x-www-form-urlencoded', maxBytes: max })).toEqual(payload);
+    expect(
+      decodeDecideBody({
+        body: Buffer.from(escaped),
+        contentType: 'application/x-www-form-urlencoded',
+        maxBytes: max,
+      }),
+    ).toEqual(payload);
   });
 
   it('reads lz64 (lz-string base64) from the query or the form', () => {
     const lz = LZString.compressToBase64(json);
     expect(
-      decodeDecideBody({ body: Buffer.from(`data=${encodeURIComponent(lz)}`), contentType: 'application/x-www-form-urlencoded', compression: 'lz64', maxBytes: max }),
+      decodeDecideBody({
+        body: Buffer.from(`data=${encodeURIComponent(lz)}`),
+        contentType: 'application/x-www-form-urlencoded',
+        compression: 'lz64',
+        maxBytes: max,
+      }),
     ).toEqual(payload);
     expect(
-      decodeDecideBody({ body: Buffer.from(`data=${encodeURIComponent(lz)}&compression=lz64`), contentType: 'application/x-www-form-urlencoded', maxBytes: max }),
+      decodeDecideBody({
+        body: Buffer.from(`data=${encodeURIComponent(lz)}&compression=lz64`),
+        contentType: 'application/x-www-form-urlencoded',
+        maxBytes: max,
+      }),
     ).toEqual(payload);
   });
 
   it('reads a bare base64 body', () => {
-    expect(decodeDecideBody({ body: Buffer.from(Buffer.from(json).toString('base64')), compression: 'base64', maxBytes: max })).toEqual(payload);
+    expect(
+      decodeDecideBody({
+        body: Buffer.from(Buffer.from(json).toString('base64')),
+        compression: 'base64',
+        maxBytes: max,
+      }),
+    ).toEqual(payload);
   });
 
   it.each([
@@ -55,10 +83,16 @@ describe('decodeDecideBody', () => {
   });
 
   it('refuses bad lz64 and a form without data', () => {
-    expect(() => decodeDecideBody({ body: Buffer.from('data=@@@'), compression: 'lz64', maxBytes: max })).toThrow(ValidationError);
-    expect(() => decodeDecideBody({ body: Buffer.from('x=1'), contentType: 'application/x-www-form-urlencoded', maxBytes: max })).toThrow(
-      ValidationError,
-    );
+    expect(() =>
+      decodeDecideBody({ body: Buffer.from('data=@@@'), compression: 'lz64', maxBytes: max }),
+    ).toThrow(ValidationError);
+    expect(() =>
+      decodeDecideBody({
+        body: Buffer.from('x=1'),
+        contentType: 'application/x-www-form-urlencoded',
+        maxBytes: max,
+      }),
+    ).toThrow(ValidationError);
   });
 
   it('refuses a gzip body that inflates past the limit with a 413', () => {

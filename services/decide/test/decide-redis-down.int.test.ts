@@ -26,7 +26,9 @@ it('evaluates flags from Postgres when Redis is down', async () => {
   await insertFlag(h.pool, p.teamId, { key: 'rollout', filters: { groups: [{ rollout_percentage: 100 }] } });
   await insertFlag(h.pool, p.teamId, {
     key: 'pro',
-    filters: { groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro' }], rollout_percentage: 100 }] },
+    filters: {
+      groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro' }], rollout_percentage: 100 }],
+    },
   });
   await insertPerson(h.pool, p.teamId, ['down-1'], { plan: 'pro' });
   for (let i = 0; i < 3; i++) {
@@ -50,12 +52,26 @@ it('reports errorsWhileComputingFlags, not a 500, when stored properties cannot 
   await insertFlag(h.pool, p.teamId, { key: 'plain', filters: { groups: [{ rollout_percentage: 100 }] } });
   await insertFlag(h.pool, p.teamId, {
     key: 'needs-person',
-    filters: { groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro' }], rollout_percentage: 100 }] },
+    filters: {
+      groups: [{ properties: [{ key: 'plan', type: 'person', value: 'pro' }], rollout_percentage: 100 }],
+    },
   });
   // Warm the token and flag caches, then break the person read by renaming the table.
-  const cached = await startHarness({ db: h.db, redisUrl: `redis://127.0.0.1:${h.redis.options.port}`, config: { flagCacheTtlMs: 60_000, tokenCacheTtlMs: 60_000 } });
+  const cached = await startHarness({
+    db: h.db,
+    redisUrl: `redis://127.0.0.1:${h.redis.options.port}`,
+    config: { flagCacheTtlMs: 60_000, tokenCacheTtlMs: 60_000 },
+  });
   try {
-    expect((await post(cached.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'z', person_properties: { plan: 'pro' } })).status).toBe(200);
+    expect(
+      (
+        await post(cached.url, '/decide/?v=4', {
+          api_key: p.token,
+          distinct_id: 'z',
+          person_properties: { plan: 'pro' },
+        })
+      ).status,
+    ).toBe(200);
     await h.pool.query('ALTER TABLE persons RENAME TO persons_away');
     try {
       const res = await post(cached.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'z' });
@@ -63,8 +79,15 @@ it('reports errorsWhileComputingFlags, not a 500, when stored properties cannot 
       expect(res.body.errorsWhileComputingFlags).toBe(true);
       expect(Object.keys(res.body.flags)).toEqual(['plain']);
       // the request gives the property: no read needed, nothing left out
-      const given = await post(cached.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'z', person_properties: { plan: 'pro' } });
-      expect(given.body).toMatchObject({ errorsWhileComputingFlags: false, flags: { plain: { enabled: true }, 'needs-person': { enabled: true } } });
+      const given = await post(cached.url, '/decide/?v=4', {
+        api_key: p.token,
+        distinct_id: 'z',
+        person_properties: { plan: 'pro' },
+      });
+      expect(given.body).toMatchObject({
+        errorsWhileComputingFlags: false,
+        flags: { plain: { enabled: true }, 'needs-person': { enabled: true } },
+      });
     } finally {
       await h.pool.query('ALTER TABLE persons_away RENAME TO persons');
     }

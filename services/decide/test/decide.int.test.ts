@@ -5,7 +5,17 @@ import LZString from 'lz-string';
 import { redisKeys, writeFlagList } from '@sett/cache';
 import { matchingVariant } from '@sett/flags';
 import { openGeoIp } from '../src/geoip/geoip';
-import { createProject, insertFlag, insertGroup, insertPerson, post, startHarness, type Harness, type Project, type Reply } from './support';
+import {
+  createProject,
+  insertFlag,
+  insertGroup,
+  insertPerson,
+  post,
+  startHarness,
+  type Harness,
+  type Project,
+  type Reply,
+} from './support';
 
 let h: Harness;
 let project: Project;
@@ -16,9 +26,15 @@ beforeAll(async () => {
   await insertFlag(h.pool, project.teamId, {
     key: 'everyone',
     name: 'Everyone',
-    filters: { groups: [{ properties: [], rollout_percentage: 100 }], payloads: { true: '{"color":"blue"}' } },
+    filters: {
+      groups: [{ properties: [], rollout_percentage: 100 }],
+      payloads: { true: '{"color":"blue"}' },
+    },
   });
-  await insertFlag(h.pool, project.teamId, { key: 'nobody', filters: { groups: [{ properties: [], rollout_percentage: 0 }] } });
+  await insertFlag(h.pool, project.teamId, {
+    key: 'nobody',
+    filters: { groups: [{ properties: [], rollout_percentage: 0 }] },
+  });
   await insertFlag(h.pool, project.teamId, {
     key: 'multivariate-flag',
     filters: {
@@ -34,16 +50,31 @@ beforeAll(async () => {
       },
     },
   });
-  await insertFlag(h.pool, project.teamId, { key: 'simple-flag', filters: { groups: [{ properties: [], rollout_percentage: 45 }] } });
-  await insertFlag(h.pool, project.teamId, { key: 'inactive', active: false, filters: { groups: [{ rollout_percentage: 100 }] } });
-  await insertFlag(h.pool, project.teamId, { key: 'deleted', deleted: true, filters: { groups: [{ rollout_percentage: 100 }] } });
+  await insertFlag(h.pool, project.teamId, {
+    key: 'simple-flag',
+    filters: { groups: [{ properties: [], rollout_percentage: 45 }] },
+  });
+  await insertFlag(h.pool, project.teamId, {
+    key: 'inactive',
+    active: false,
+    filters: { groups: [{ rollout_percentage: 100 }] },
+  });
+  await insertFlag(h.pool, project.teamId, {
+    key: 'deleted',
+    deleted: true,
+    filters: { groups: [{ rollout_percentage: 100 }] },
+  });
 });
 
 afterAll(async () => {
   await h?.stop();
 });
 
-const body = (extra: Record<string, unknown> = {}) => ({ api_key: project.token, distinct_id: 'user-1', ...extra });
+const body = (extra: Record<string, unknown> = {}) => ({
+  api_key: project.token,
+  distinct_id: 'user-1',
+  ...extra,
+});
 
 describe('flags created in the database, evaluated through decide?v=4', () => {
   it('answers with PostHog bucketing (PostHog consistency vectors for distinct_id_0..9)', async () => {
@@ -74,7 +105,12 @@ describe('flags created in the database, evaluated through decide?v=4', () => {
           enabled: true,
           variant: null,
           reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
-          metadata: { id: expect.any(Number), version: 1, description: 'Everyone', payload: '{"color":"blue"}' },
+          metadata: {
+            id: expect.any(Number),
+            version: 1,
+            description: 'Everyone',
+            payload: '{"color":"blue"}',
+          },
         },
         nobody: {
           key: 'nobody',
@@ -103,7 +139,12 @@ describe('flags created in the database, evaluated through decide?v=4', () => {
 
   it('answers v3, v2, v1 and /flags v2 in their shapes, with or without a trailing slash', async () => {
     const v3 = await post(h.url, '/decide/?v=3', body({ distinct_id: 'distinct_id_0' }));
-    expect(v3.body.featureFlags).toEqual({ everyone: true, nobody: false, 'multivariate-flag': 'second-variant', 'simple-flag': false });
+    expect(v3.body.featureFlags).toEqual({
+      everyone: true,
+      nobody: false,
+      'multivariate-flag': 'second-variant',
+      'simple-flag': false,
+    });
     expect(v3.body.featureFlagPayloads).toEqual({ everyone: '{"color":"blue"}' });
     expect(v3.body).not.toHaveProperty('flags');
     const v2 = await post(h.url, '/decide?v=2', body({ distinct_id: 'distinct_id_0' }));
@@ -132,25 +173,43 @@ describe('request bodies', () => {
   });
 
   it('accepts gzip by Content-Encoding and by ?compression=gzip-js', async () => {
-    expectEveryone(await post(h.url, '/decide/?v=4', gzipSync(json()), { 'content-encoding': 'gzip', 'content-type': 'application/json' }));
-    expectEveryone(await post(h.url, '/decide/?v=4&compression=gzip-js', gzipSync(json()), { 'content-type': 'text/plain' }));
+    expectEveryone(
+      await post(h.url, '/decide/?v=4', gzipSync(json()), {
+        'content-encoding': 'gzip',
+        'content-type': 'application/json',
+      }),
+    );
+    expectEveryone(
+      await post(h.url, '/decide/?v=4&compression=gzip-js', gzipSync(json()), {
+        'content-type': 'text/plain',
+      }),
+    );
   });
 
   it('accepts base64 and lz64 in a data= form field', async () => {
     const form = { 'content-type': 'application/x-www-form-urlencoded' };
     const b64 = Buffer.from(json()).toString('base64');
-    expectEveryone(await post(h.url, '/decide/?v=4&compression=base64', `data=${encodeURIComponent(b64)}`, form));
+    expectEveryone(
+      await post(h.url, '/decide/?v=4&compression=base64', `data=${encodeURIComponent(b64)}`, form),
+    );
     const lz = LZString.compressToBase64(json());
-    expectEveryone(await post(h.url, '/decide/?v=4&compression=lz64', `data=${encodeURIComponent(lz)}`, form));
+    expectEveryone(
+      await post(h.url, '/decide/?v=4&compression=lz64', `data=${encodeURIComponent(lz)}`, form),
+    );
   });
 
   it('refuses a malformed body with 400 and an oversized one with 413', async () => {
     const bad = await post(h.url, '/decide/?v=4', '{oops', { 'content-type': 'application/json' });
     expect(bad.status).toBe(400);
     expect(bad.body).toMatchObject({ type: 'validation_error', code: 'invalid_payload' });
-    const big = await post(h.url, '/decide/?v=4', JSON.stringify(body({ person_properties: { blob: 'x'.repeat(1100 * 1024) } })), {
-      'content-type': 'application/json',
-    });
+    const big = await post(
+      h.url,
+      '/decide/?v=4',
+      JSON.stringify(body({ person_properties: { blob: 'x'.repeat(1100 * 1024) } })),
+      {
+        'content-type': 'application/json',
+      },
+    );
     expect(big.status).toBe(413);
   });
 
@@ -173,7 +232,12 @@ describe('authentication and validation', () => {
     for (const b of [{ distinct_id: 'u' }, { api_key: 'phc_unknown', distinct_id: 'u' }]) {
       const res = await post(h.url, '/decide/?v=4', b);
       expect(res.status).toBe(401);
-      expect(res.body).toEqual({ type: 'authentication_error', code: 'invalid_api_key', detail: expect.any(String), attr: null });
+      expect(res.body).toEqual({
+        type: 'authentication_error',
+        code: 'invalid_api_key',
+        detail: expect.any(String),
+        attr: null,
+      });
     }
   });
 
@@ -194,7 +258,10 @@ describe('authentication and validation', () => {
 describe('flag definitions: Redis, Postgres, invalidation', () => {
   it('loads from Postgres on a Redis miss and writes the list back', async () => {
     const p = await createProject(h);
-    await insertFlag(h.pool, p.teamId, { key: 'from-db', filters: { groups: [{ rollout_percentage: 100 }] } });
+    await insertFlag(h.pool, p.teamId, {
+      key: 'from-db',
+      filters: { groups: [{ rollout_percentage: 100 }] },
+    });
     expect(await h.redis.get(redisKeys.flags(p.teamId))).toBeNull();
     const res = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'x' });
     expect(res.body.flags['from-db'].enabled).toBe(true);
@@ -205,11 +272,24 @@ describe('flag definitions: Redis, Postgres, invalidation', () => {
 
   it('uses the list in Redis (what management writes) over Postgres', async () => {
     const p = await createProject(h);
-    await insertFlag(h.pool, p.teamId, { key: 'only-in-db', filters: { groups: [{ rollout_percentage: 100 }] } });
+    await insertFlag(h.pool, p.teamId, {
+      key: 'only-in-db',
+      filters: { groups: [{ rollout_percentage: 100 }] },
+    });
     await writeFlagList(h.redis, {
       teamId: p.teamId,
       updatedAt: Date.now(),
-      flags: [{ id: 99, team_id: p.teamId, key: 'from-redis', filters: { groups: [{ rollout_percentage: 100 }] }, active: true, deleted: false, version: 3 }],
+      flags: [
+        {
+          id: 99,
+          team_id: p.teamId,
+          key: 'from-redis',
+          filters: { groups: [{ rollout_percentage: 100 }] },
+          active: true,
+          deleted: false,
+          version: 3,
+        },
+      ],
     });
     await h.redis.set(redisKeys.groupTypes(p.teamId), '{}');
     const res = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'x' });
@@ -222,13 +302,23 @@ describe('flag definitions: Redis, Postgres, invalidation', () => {
     try {
       const p = await createProject(cached);
       const write = (key: string) =>
-        writeFlagList(cached.redis, { teamId: p.teamId, updatedAt: Date.now(), flags: [{ id: 1, key, filters: { groups: [{ rollout_percentage: 100 }] } }] });
+        writeFlagList(cached.redis, {
+          teamId: p.teamId,
+          updatedAt: Date.now(),
+          flags: [{ id: 1, key, filters: { groups: [{ rollout_percentage: 100 }] } }],
+        });
       await cached.redis.set(redisKeys.groupTypes(p.teamId), '{}');
       await write('first');
-      const ask = async () => Object.keys((await post(cached.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'x' })).body.flags);
+      const ask = async () =>
+        Object.keys(
+          (await post(cached.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'x' })).body.flags,
+        );
       expect(await ask()).toEqual(['first']);
       // Without a publish the cache holds (TTL ten minutes): a silent overwrite is not seen.
-      await cached.redis.set(redisKeys.flags(p.teamId), JSON.stringify({ team_id: p.teamId, updated_at: 1, flags: [{ id: 2, key: 'silent', filters: {} }] }));
+      await cached.redis.set(
+        redisKeys.flags(p.teamId),
+        JSON.stringify({ team_id: p.teamId, updated_at: 1, flags: [{ id: 2, key: 'silent', filters: {} }] }),
+      );
       expect(await ask()).toEqual(['first']);
       await write('second');
       let keys: string[] = [];
@@ -249,7 +339,14 @@ describe('stored person properties', () => {
     p = await createProject(h);
     await insertFlag(h.pool, p.teamId, {
       key: 'example-emails',
-      filters: { groups: [{ properties: [{ key: 'email', type: 'person', operator: 'icontains', value: '@example.com' }], rollout_percentage: 100 }] },
+      filters: {
+        groups: [
+          {
+            properties: [{ key: 'email', type: 'person', operator: 'icontains', value: '@example.com' }],
+            rollout_percentage: 100,
+          },
+        ],
+      },
     });
     await insertPerson(h.pool, p.teamId, ['stored-1'], { email: 'someone@example.com' });
   });
@@ -260,12 +357,19 @@ describe('stored person properties', () => {
     expect(res.body.flags['example-emails'].enabled).toBe(true);
     expect(h.decide.personStore.stats().personQueries).toBe(before + 1);
     const unknown = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'nobody-here' });
-    expect(unknown.body.flags['example-emails']).toMatchObject({ enabled: false, reason: { code: 'no_condition_match' } });
+    expect(unknown.body.flags['example-emails']).toMatchObject({
+      enabled: false,
+      reason: { code: 'no_condition_match' },
+    });
   });
 
   it('does not query them when the request gives the property (and the request wins)', async () => {
     const before = h.decide.personStore.stats().personQueries;
-    const res = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'stored-1', person_properties: { email: 'x@other.org' } });
+    const res = await post(h.url, '/decide/?v=4', {
+      api_key: p.token,
+      distinct_id: 'stored-1',
+      person_properties: { email: 'x@other.org' },
+    });
     expect(res.body.flags['example-emails'].enabled).toBe(false);
     expect(h.decide.personStore.stats().personQueries).toBe(before);
   });
@@ -286,15 +390,24 @@ describe('group flags', () => {
       key: 'enterprise',
       filters: {
         aggregation_group_type_index: 0,
-        groups: [{ properties: [{ key: 'plan', type: 'group', group_type_index: 0, value: 'enterprise' }], rollout_percentage: 100 }],
+        groups: [
+          {
+            properties: [{ key: 'plan', type: 'group', group_type_index: 0, value: 'enterprise' }],
+            rollout_percentage: 100,
+          },
+        ],
       },
     });
   });
-  const ask = (extra: Record<string, unknown>) => post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'someone', ...extra });
+  const ask = (extra: Record<string, unknown>) =>
+    post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'someone', ...extra });
 
   it('evaluates on the stored group properties of the group in `groups`', async () => {
     const res = await ask({ groups: { company: 'acme' } });
-    expect(res.body.flags.enterprise).toMatchObject({ enabled: true, reason: { code: 'condition_match', condition_index: 0 } });
+    expect(res.body.flags.enterprise).toMatchObject({
+      enabled: true,
+      reason: { code: 'condition_match', condition_index: 0 },
+    });
   });
 
   it('uses request group_properties instead of stored ones', async () => {
@@ -306,7 +419,10 @@ describe('group flags', () => {
 
   it('answers no_group_type without the group', async () => {
     const res = await ask({});
-    expect(res.body.flags.enterprise).toMatchObject({ enabled: false, reason: { code: 'no_group_type', condition_index: null } });
+    expect(res.body.flags.enterprise).toMatchObject({
+      enabled: false,
+      reason: { code: 'no_group_type', condition_index: null },
+    });
   });
 });
 
@@ -318,21 +434,48 @@ describe('early access enrollment (super conditions)', () => {
       key: 'beta-x',
       filters: {
         groups: [{ properties: [], rollout_percentage: 0 }],
-        super_groups: [{ properties: [{ key: '$feature_enrollment/beta-x', type: 'person', operator: 'exact', value: ['true'] }], rollout_percentage: 100 }],
+        super_groups: [
+          {
+            properties: [
+              { key: '$feature_enrollment/beta-x', type: 'person', operator: 'exact', value: ['true'] },
+            ],
+            rollout_percentage: 100,
+          },
+        ],
       },
     });
     await insertPerson(h.pool, p.teamId, ['enrolled'], { '$feature_enrollment/beta-x': true });
   });
 
   it('is decided by $feature_enrollment/<key>, from the request or the stored person', async () => {
-    const fromRequest = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'anyone', person_properties: { '$feature_enrollment/beta-x': true } });
-    expect(fromRequest.body.flags['beta-x']).toMatchObject({ enabled: true, reason: { code: 'super_condition_value', condition_index: 0 } });
+    const fromRequest = await post(h.url, '/decide/?v=4', {
+      api_key: p.token,
+      distinct_id: 'anyone',
+      person_properties: { '$feature_enrollment/beta-x': true },
+    });
+    expect(fromRequest.body.flags['beta-x']).toMatchObject({
+      enabled: true,
+      reason: { code: 'super_condition_value', condition_index: 0 },
+    });
     const stored = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'enrolled' });
-    expect(stored.body.flags['beta-x']).toMatchObject({ enabled: true, reason: { code: 'super_condition_value' } });
-    const optedOut = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'anyone', person_properties: { '$feature_enrollment/beta-x': false } });
-    expect(optedOut.body.flags['beta-x']).toMatchObject({ enabled: false, reason: { code: 'super_condition_value' } });
+    expect(stored.body.flags['beta-x']).toMatchObject({
+      enabled: true,
+      reason: { code: 'super_condition_value' },
+    });
+    const optedOut = await post(h.url, '/decide/?v=4', {
+      api_key: p.token,
+      distinct_id: 'anyone',
+      person_properties: { '$feature_enrollment/beta-x': false },
+    });
+    expect(optedOut.body.flags['beta-x']).toMatchObject({
+      enabled: false,
+      reason: { code: 'super_condition_value' },
+    });
     const none = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'not-enrolled' });
-    expect(none.body.flags['beta-x']).toMatchObject({ enabled: false, reason: { code: 'out_of_rollout_bound' } });
+    expect(none.body.flags['beta-x']).toMatchObject({
+      enabled: false,
+      reason: { code: 'out_of_rollout_bound' },
+    });
   });
 });
 
@@ -347,17 +490,28 @@ describe('experience continuity', () => {
     });
     const user = 'user-continuity';
     let anon = '';
-    for (let i = 0; !anon || matchingVariant('checkout', anon, variants) === matchingVariant('checkout', user, variants); i++) anon = `anon-${i}`;
+    for (
+      let i = 0;
+      !anon || matchingVariant('checkout', anon, variants) === matchingVariant('checkout', user, variants);
+      i++
+    )
+      anon = `anon-${i}`;
     const personId = await insertPerson(h.pool, p.teamId, [user, anon], {});
-    const ask = (extra: Record<string, unknown> = {}) => post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: user, ...extra });
+    const ask = (extra: Record<string, unknown> = {}) =>
+      post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: user, ...extra });
 
     const first = await ask({ $anon_distinct_id: anon });
     expect(first.body.flags.checkout.variant).toBe(matchingVariant('checkout', anon, variants));
-    const { rows } = await h.pool.query('SELECT person_id::text, feature_flag_key, hash_key FROM feature_flag_hash_key_overrides WHERE team_id = $1', [p.teamId]);
+    const { rows } = await h.pool.query(
+      'SELECT person_id::text, feature_flag_key, hash_key FROM feature_flag_hash_key_overrides WHERE team_id = $1',
+      [p.teamId],
+    );
     expect(rows).toEqual([{ person_id: personId, feature_flag_key: 'checkout', hash_key: anon }]);
     // Later requests without the anonymous id, or with another one, keep the first hash key.
     expect((await ask()).body.flags.checkout.variant).toBe(matchingVariant('checkout', anon, variants));
-    expect((await ask({ $anon_distinct_id: 'another-anon' })).body.flags.checkout.variant).toBe(matchingVariant('checkout', anon, variants));
+    expect((await ask({ $anon_distinct_id: 'another-anon' })).body.flags.checkout.variant).toBe(
+      matchingVariant('checkout', anon, variants),
+    );
   });
 });
 
@@ -373,10 +527,16 @@ describe('quota', () => {
     expect(limited.body.flags).toEqual({});
     expect(limited.body.quotaLimited).toEqual(['feature_flags']);
     await h.decide.usage.flush();
-    const usage = await h.redis.get(redisKeys.flagUsage(p.organizationId, new Date().toISOString().slice(0, 7)));
+    const usage = await h.redis.get(
+      redisKeys.flagUsage(p.organizationId, new Date().toISOString().slice(0, 7)),
+    );
     expect(Number(usage)).toBe(3);
     const v3 = await post(h.url, '/decide/?v=3', { api_key: p.token, distinct_id: 'q' });
-    expect(v3.body).toMatchObject({ featureFlags: {}, featureFlagPayloads: {}, quotaLimited: ['feature_flags'] });
+    expect(v3.body).toMatchObject({
+      featureFlags: {},
+      featureFlagPayloads: {},
+      quotaLimited: ['feature_flags'],
+    });
   });
 
   it('limits organizations listed in the quota-limited set', async () => {
@@ -393,16 +553,29 @@ describe('errors while computing flags', () => {
     const p = await createProject(h);
     await insertFlag(h.pool, p.teamId, {
       key: 'bad-regex',
-      filters: { groups: [{ properties: [{ key: 'email', type: 'person', operator: 'regex', value: '(unclosed' }], rollout_percentage: 100 }] },
+      filters: {
+        groups: [
+          {
+            properties: [{ key: 'email', type: 'person', operator: 'regex', value: '(unclosed' }],
+            rollout_percentage: 100,
+          },
+        ],
+      },
     });
     await insertFlag(h.pool, p.teamId, { key: 'good', filters: { groups: [{ rollout_percentage: 100 }] } });
     await insertFlag(h.pool, p.teamId, { key: 'garbage', filters: { groups: 'not a list' } });
-    const res = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'e', person_properties: { email: 'a@b.c' } });
+    const res = await post(h.url, '/decide/?v=4', {
+      api_key: p.token,
+      distinct_id: 'e',
+      person_properties: { email: 'a@b.c' },
+    });
     expect(res.status).toBe(200);
     expect(res.body.errorsWhileComputingFlags).toBe(true);
     expect(Object.keys(res.body.flags)).toEqual(['good']);
     const metrics = await (await fetch(`${h.url}/_metrics`)).text();
-    expect(metrics).toMatch(/decide_errors_while_computing_flags_total\{cause="evaluation",service="decide"\} [1-9]/);
+    expect(metrics).toMatch(
+      /decide_errors_while_computing_flags_total\{cause="evaluation",service="decide"\} [1-9]/,
+    );
   });
 });
 
@@ -412,22 +585,35 @@ describe('GeoIP', () => {
     p = await createProject(h);
     await insertFlag(h.pool, p.teamId, {
       key: 'uk-only',
-      filters: { groups: [{ properties: [{ key: '$geoip_country_code', type: 'person', value: 'GB' }], rollout_percentage: 100 }] },
+      filters: {
+        groups: [
+          {
+            properties: [{ key: '$geoip_country_code', type: 'person', value: 'GB' }],
+            rollout_percentage: 100,
+          },
+        ],
+      },
     });
   });
   const ask = (extra: Record<string, unknown>, headers: Record<string, string> = {}) =>
     post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'geo', ...extra }, headers);
 
   it('fills $geoip_* from the first X-Forwarded-For address', async () => {
-    expect((await ask({}, { 'x-forwarded-for': '81.2.69.142, 10.0.0.1' })).body.flags['uk-only'].enabled).toBe(true);
+    expect(
+      (await ask({}, { 'x-forwarded-for': '81.2.69.142, 10.0.0.1' })).body.flags['uk-only'].enabled,
+    ).toBe(true);
     expect((await ask({}, { 'x-forwarded-for': '8.8.8.8' })).body.flags['uk-only'].enabled).toBe(false);
   });
 
   it('is turned off by geoip_disable and overridden by request person_properties', async () => {
-    expect((await ask({ geoip_disable: true }, { 'x-forwarded-for': '81.2.69.142' })).body.flags['uk-only'].enabled).toBe(false);
-    expect((await ask({ person_properties: { $geoip_country_code: 'US' } }, { 'x-forwarded-for': '81.2.69.142' })).body.flags['uk-only'].enabled).toBe(
-      false,
-    );
+    expect(
+      (await ask({ geoip_disable: true }, { 'x-forwarded-for': '81.2.69.142' })).body.flags['uk-only']
+        .enabled,
+    ).toBe(false);
+    expect(
+      (await ask({ person_properties: { $geoip_country_code: 'US' } }, { 'x-forwarded-for': '81.2.69.142' }))
+        .body.flags['uk-only'].enabled,
+    ).toBe(false);
   });
 });
 

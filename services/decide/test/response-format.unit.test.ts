@@ -20,7 +20,11 @@ const off: FlagResult = {
   reason: { code: 'out_of_rollout_bound', condition_index: 0, description: 'Out of rollout bound' },
   metadata: { id: 3, version: 1 },
 };
-const outcome: EvaluationOutcome = { flags: { on, mv: variant, off }, errorsWhileComputingFlags: false, quotaLimited: false };
+const outcome: EvaluationOutcome = {
+  flags: { on, mv: variant, off },
+  errorsWhileComputingFlags: false,
+  quotaLimited: false,
+};
 const envelope = {
   config: { enable_collect_everything: true },
   toolbarParams: {},
@@ -51,9 +55,27 @@ describe('formatResponse', () => {
     expect(formatResponse('v4', outcome)).toEqual({
       ...envelope,
       flags: {
-        on: { key: 'on', enabled: true, variant: null, reason: on.reason, metadata: { id: 1, version: 2, payload: '{"a":1}' } },
-        mv: { key: 'mv', enabled: true, variant: 'test', reason: variant.reason, metadata: { id: 2, version: 1, description: 'Multi' } },
-        off: { key: 'off', enabled: false, variant: null, reason: off.reason, metadata: { id: 3, version: 1 } },
+        on: {
+          key: 'on',
+          enabled: true,
+          variant: null,
+          reason: on.reason,
+          metadata: { id: 1, version: 2, payload: '{"a":1}' },
+        },
+        mv: {
+          key: 'mv',
+          enabled: true,
+          variant: 'test',
+          reason: variant.reason,
+          metadata: { id: 2, version: 1, description: 'Multi' },
+        },
+        off: {
+          key: 'off',
+          enabled: false,
+          variant: null,
+          reason: off.reason,
+          metadata: { id: 3, version: 1 },
+        },
       },
     });
   });

@@ -23,18 +23,23 @@ export interface Harness {
   stop(): Promise<void>;
 }
 
-export async function startHarness(opts: {
-  db?: TestDatabase;
-  redisUrl?: string;
-  geoip?: GeoIp;
-  subscribe?: boolean;
-  config?: Partial<DecideConfig>;
-} = {}): Promise<Harness> {
+export async function startHarness(
+  opts: {
+    db?: TestDatabase;
+    redisUrl?: string;
+    geoip?: GeoIp;
+    subscribe?: boolean;
+    config?: Partial<DecideConfig>;
+  } = {},
+): Promise<Harness> {
   const db = opts.db ?? (await createTestDatabase());
   const pool = createPgPool({ databaseUrl: db.url, max: 5 });
   // Team ids go on the flags-changed channel, which is not prefixed: start this database's ids
   // at a random height so other test files' publications do not name our projects.
-  if (!opts.db) await pool.query(`SELECT setval('teams_id_seq', $1)`, [1_000_000 + Math.floor(Math.random() * 1_000_000_000)]);
+  if (!opts.db)
+    await pool.query(`SELECT setval('teams_id_seq', $1)`, [
+      1_000_000 + Math.floor(Math.random() * 1_000_000_000),
+    ]);
   const keyPrefix = `${uniqueName('decide')}:`;
   const redis = createRedis({ url: opts.redisUrl ?? REDIS_URL, keyPrefix });
   const subscriber = opts.subscribe ? createRedis({ url: opts.redisUrl ?? REDIS_URL }) : undefined;
@@ -46,10 +51,23 @@ export async function startHarness(opts: {
     logger,
     registry: createMetricsRegistry('decide'),
     geoip: opts.geoip,
-    config: { flagCacheTtlMs: 0, personCacheTtlMs: 0, tokenCacheTtlMs: 0, maxBodyBytes: 1024 * 1024, ...opts.config },
+    config: {
+      flagCacheTtlMs: 0,
+      personCacheTtlMs: 0,
+      tokenCacheTtlMs: 0,
+      maxBodyBytes: 1024 * 1024,
+      ...opts.config,
+    },
   });
   await decide.subscribed;
-  const service = await startService({ name: 'decide', app: decide.app, host: '127.0.0.1', port: 0, logger, shutdownTimeoutMs: 2000 });
+  const service = await startService({
+    name: 'decide',
+    app: decide.app,
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    shutdownTimeoutMs: 2000,
+  });
   return {
     url: `http://127.0.0.1:${service.port}`,
     db,
@@ -74,14 +92,15 @@ export interface Project {
   token: string;
 }
 
-export async function createProject(h: { pool: Pool; redis?: Redis }, opts: { quota?: number | null; cacheToken?: boolean } = {}): Promise<Project> {
+export async function createProject(
+  h: { pool: Pool; redis?: Redis },
+  opts: { quota?: number | null; cacheToken?: boolean } = {},
+): Promise<Project> {
   const organizationId = randomUUID();
-  await h.pool.query('INSERT INTO organizations (id, name, slug, feature_flag_quota) VALUES ($1, $2, $3, $4)', [
-    organizationId,
-    'Org',
-    `org-${organizationId}`,
-    opts.quota ?? null,
-  ]);
+  await h.pool.query(
+    'INSERT INTO organizations (id, name, slug, feature_flag_quota) VALUES ($1, $2, $3, $4)',
+    [organizationId, 'Org', `org-${organizationId}`, opts.quota ?? null],
+  );
   const token = `phc_${randomUUID().replace(/-/g, '')}`;
   const { rows } = await h.pool.query<{ id: number }>(
     'INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, $3) RETURNING id',
@@ -120,29 +139,42 @@ export async function insertFlag(pool: Pool, teamId: number, flag: FlagRow): Pro
   return rows[0]!.id;
 }
 
-export async function insertPerson(pool: Pool, teamId: number, distinctIds: string[], properties: Record<string, unknown>): Promise<string> {
+export async function insertPerson(
+  pool: Pool,
+  teamId: number,
+  distinctIds: string[],
+  properties: Record<string, unknown>,
+): Promise<string> {
   const { rows } = await pool.query<{ id: string }>(
     'INSERT INTO persons (uuid, team_id, properties) VALUES (gen_random_uuid(), $1, $2) RETURNING id::text',
     [teamId, JSON.stringify(properties)],
   );
   const personId = rows[0]!.id;
   for (const distinctId of distinctIds) {
-    await pool.query('INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)', [teamId, distinctId, personId]);
+    await pool.query(
+      'INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)',
+      [teamId, distinctId, personId],
+    );
   }
   return personId;
 }
 
-export async function insertGroup(pool: Pool, teamId: number, groupType: string, index: number, key: string, properties: Record<string, unknown>) {
+export async function insertGroup(
+  pool: Pool,
+  teamId: number,
+  groupType: string,
+  index: number,
+  key: string,
+  properties: Record<string, unknown>,
+) {
   await pool.query(
     'INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING',
     [teamId, groupType, index],
   );
-  await pool.query('INSERT INTO groups (team_id, group_type_index, group_key, group_properties) VALUES ($1, $2, $3, $4)', [
-    teamId,
-    index,
-    key,
-    JSON.stringify(properties),
-  ]);
+  await pool.query(
+    'INSERT INTO groups (team_id, group_type_index, group_key, group_properties) VALUES ($1, $2, $3, $4)',
+    [teamId, index, key, JSON.stringify(properties)],
+  );
 }
 
 export interface Reply {
@@ -151,7 +183,12 @@ export interface Reply {
   headers: Headers;
 }
 
-export async function post(url: string, path: string, body: unknown, headers: Record<string, string> = {}): Promise<Reply> {
+export async function post(
+  url: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply> {
   const isRaw = typeof body === 'string' || Buffer.isBuffer(body);
   const res = await fetch(url + path, {
     method: 'POST',

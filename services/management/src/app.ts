@@ -47,7 +47,11 @@ export function createManagementApp(deps: ManagementDeps): Express {
   const publicUrl = config.publicUrl;
   const authenticator = createKeyAuthenticator({ prisma, logger, ttlMs: config.authCacheTtlMs });
   const limiter = new TokenBucketLimiter({ perMinute: config.rateLimitPerMinute });
-  const throttled = new prom.Counter({ name: 'management_throttled_requests_total', help: 'Requests refused by the per-key rate limit', registers: [registry] });
+  const throttled = new prom.Counter({
+    name: 'management_throttled_requests_total',
+    help: 'Requests refused by the per-key rate limit',
+    registers: [registry],
+  });
   const flags = createFeatureFlagService({ prisma, redis, logger });
 
   const api = express.Router();
@@ -58,9 +62,18 @@ export function createManagementApp(deps: ManagementDeps): Express {
   });
   api.use('/api', authMiddleware(authenticator), rateLimitMiddleware(limiter, throttled));
   const routers = [
-    userRoutes({ prisma, users: createUserService(prisma), publicUrl, onUserDeleted: () => authenticator.clear() }),
+    userRoutes({
+      prisma,
+      users: createUserService(prisma),
+      publicUrl,
+      onUserDeleted: () => authenticator.clear(),
+    }),
     projectRoutes({ prisma, publicUrl }),
-    earlyAccessFeatureRoutes({ prisma, features: createEarlyAccessFeatureService({ prisma, flags }), publicUrl }),
+    earlyAccessFeatureRoutes({
+      prisma,
+      features: createEarlyAccessFeatureService({ prisma, flags }),
+      publicUrl,
+    }),
     featureFlagRoutes({ prisma, flags, publicUrl }),
     eventRoutes({ prisma, pool, publicUrl }),
     personRoutes({ prisma, pool, publicUrl }),

@@ -11,15 +11,26 @@ async function main() {
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'management' });
   // Prisma for the CRUD, a small plain pool for the event/person reads (hand-written SQL).
   const prisma = createPrisma({ databaseUrl: config.databaseUrl, maxConnections: config.databasePoolSize });
-  const pool = createPgPool({ databaseUrl: config.databaseUrl, max: config.databasePoolSize, applicationName: 'sett-management' });
-  const redis = createRedis({ url: config.redisUrl, name: 'sett-management', onError: (err) => logger.warn('redis error', { err: err.message }) });
+  const pool = createPgPool({
+    databaseUrl: config.databaseUrl,
+    max: config.databasePoolSize,
+    applicationName: 'sett-management',
+  });
+  const redis = createRedis({
+    url: config.redisUrl,
+    name: 'sett-management',
+    onError: (err) => logger.warn('redis error', { err: err.message }),
+  });
   const app = createManagementApp({
     prisma,
     pool,
     redis,
     logger,
     registry: createMetricsRegistry('management'),
-    config: { rateLimitPerMinute: config.management.rateLimitPerMinute, publicUrl: config.management.publicUrl },
+    config: {
+      rateLimitPerMinute: config.management.rateLimitPerMinute,
+      publicUrl: config.management.publicUrl,
+    },
   });
   await startService({
     name: 'management',

@@ -14,7 +14,9 @@ beforeAll(async () => {
   f = await seed(h.prisma);
   allKeyA = await createKey(h.prisma, f.alice.id, ['*']);
   const bobKey = await createKey(h.prisma, f.bob.id, ['*']);
-  const created = await call(h, 'POST', `/api/projects/${f.teamB.id}/early_access_feature/`, bobKey, { name: 'B feature' });
+  const created = await call(h, 'POST', `/api/projects/${f.teamB.id}/early_access_feature/`, bobKey, {
+    name: 'B feature',
+  });
   expect(created.status).toBe(201);
   eafB = created.body.id;
   flagB = created.body.feature_flag_id;
@@ -24,34 +26,154 @@ afterAll(() => h.stop());
 type Ep = { method: string; path: () => string; scope: string; otherOrg?: () => string; body?: unknown };
 const endpoints: Ep[] = [
   { method: 'GET', path: () => '/api/users/', scope: 'user:read' },
-  { method: 'GET', path: () => '/api/users/@me/', scope: 'user:read', otherOrg: () => `/api/users/${f.bob.uuid}/` },
-  { method: 'PATCH', path: () => '/api/users/@me/', scope: 'user:write', otherOrg: () => `/api/users/${f.bob.uuid}/`, body: { first_name: 'x' } },
-  { method: 'DELETE', path: () => `/api/users/${f.bob.uuid}/`, scope: 'user:write', otherOrg: () => `/api/users/${f.bob.uuid}/` },
-  { method: 'GET', path: () => '/api/users/@me/hedgehog_config/', scope: 'user:read', otherOrg: () => `/api/users/${f.bob.uuid}/hedgehog_config/` },
-  { method: 'PATCH', path: () => '/api/users/@me/hedgehog_config/', scope: 'user:write', otherOrg: () => `/api/users/${f.bob.uuid}/hedgehog_config/`, body: { a: 1 } },
-  { method: 'POST', path: () => '/api/users/@me/scene_personalisation/', scope: 'user:write', otherOrg: () => `/api/users/${f.bob.uuid}/scene_personalisation/`, body: { scene: 'x', dashboard: 1 } },
-  { method: 'GET', path: () => '/api/users/@me/start_2fa_setup/', scope: 'user:write', otherOrg: () => `/api/users/${f.bob.uuid}/start_2fa_setup/` },
-  { method: 'POST', path: () => '/api/users/@me/two_factor_backup_codes/', scope: 'user:write', otherOrg: () => `/api/users/${f.bob.uuid}/two_factor_backup_codes/`, body: {} },
+  {
+    method: 'GET',
+    path: () => '/api/users/@me/',
+    scope: 'user:read',
+    otherOrg: () => `/api/users/${f.bob.uuid}/`,
+  },
+  {
+    method: 'PATCH',
+    path: () => '/api/users/@me/',
+    scope: 'user:write',
+    otherOrg: () => `/api/users/${f.bob.uuid}/`,
+    body: { first_name: 'x' },
+  },
+  {
+    method: 'DELETE',
+    path: () => `/api/users/${f.bob.uuid}/`,
+    scope: 'user:write',
+    otherOrg: () => `/api/users/${f.bob.uuid}/`,
+  },
+  {
+    method: 'GET',
+    path: () => '/api/users/@me/hedgehog_config/',
+    scope: 'user:read',
+    otherOrg: () => `/api/users/${f.bob.uuid}/hedgehog_config/`,
+  },
+  {
+    method: 'PATCH',
+    path: () => '/api/users/@me/hedgehog_config/',
+    scope: 'user:write',
+    otherOrg: () => `/api/users/${f.bob.uuid}/hedgehog_config/`,
+    body: { a: 1 },
+  },
+  {
+    method: 'POST',
+    path: () => '/api/users/@me/scene_personalisation/',
+    scope: 'user:write',
+    otherOrg: () => `/api/users/${f.bob.uuid}/scene_personalisation/`,
+    body: { scene: 'x', dashboard: 1 },
+  },
+  {
+    method: 'GET',
+    path: () => '/api/users/@me/start_2fa_setup/',
+    scope: 'user:write',
+    otherOrg: () => `/api/users/${f.bob.uuid}/start_2fa_setup/`,
+  },
+  {
+    method: 'POST',
+    path: () => '/api/users/@me/two_factor_backup_codes/',
+    scope: 'user:write',
+    otherOrg: () => `/api/users/${f.bob.uuid}/two_factor_backup_codes/`,
+    body: {},
+  },
   { method: 'GET', path: () => '/api/projects/', scope: 'project:read' },
-  { method: 'GET', path: () => `/api/projects/${f.teamA.id}/`, scope: 'project:read', otherOrg: () => `/api/projects/${f.teamB.id}/` },
-  { method: 'GET', path: () => `/api/projects/${f.teamA.id}/early_access_feature/`, scope: 'early_access_feature:read', otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/` },
-  { method: 'POST', path: () => `/api/projects/${f.teamA.id}/early_access_feature/`, scope: 'early_access_feature:write', otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/`, body: { name: 'n' } },
-  { method: 'GET', path: () => `/api/projects/${f.teamA.id}/early_access_feature/${eafB}/`, scope: 'early_access_feature:read', otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/${eafB}/` },
-  { method: 'PATCH', path: () => `/api/projects/${f.teamA.id}/early_access_feature/${eafB}/`, scope: 'early_access_feature:write', otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/${eafB}/`, body: { name: 'x' } },
-  { method: 'DELETE', path: () => `/api/projects/${f.teamA.id}/early_access_feature/${eafB}/`, scope: 'early_access_feature:write', otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/${eafB}/` },
-  { method: 'GET', path: () => `/api/projects/${f.teamA.id}/feature_flags/`, scope: 'feature_flag:read', otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/` },
-  { method: 'POST', path: () => `/api/projects/${f.teamA.id}/feature_flags/`, scope: 'feature_flag:write', otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/`, body: { key: 'k' } },
-  { method: 'GET', path: () => `/api/projects/${f.teamA.id}/feature_flags/${flagB}/`, scope: 'feature_flag:read', otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/${flagB}/` },
-  { method: 'PATCH', path: () => `/api/projects/${f.teamA.id}/feature_flags/${flagB}/`, scope: 'feature_flag:write', otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/${flagB}/`, body: { name: 'x' } },
-  { method: 'DELETE', path: () => `/api/projects/${f.teamA.id}/feature_flags/${flagB}/`, scope: 'feature_flag:write', otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/${flagB}/` },
-  { method: 'GET', path: () => `/api/projects/${f.teamA.id}/events/`, scope: 'project:read', otherOrg: () => `/api/projects/${f.teamB.id}/events/` },
-  { method: 'GET', path: () => `/api/projects/${f.teamA.id}/persons/`, scope: 'project:read', otherOrg: () => `/api/projects/${f.teamB.id}/persons/` },
+  {
+    method: 'GET',
+    path: () => `/api/projects/${f.teamA.id}/`,
+    scope: 'project:read',
+    otherOrg: () => `/api/projects/${f.teamB.id}/`,
+  },
+  {
+    method: 'GET',
+    path: () => `/api/projects/${f.teamA.id}/early_access_feature/`,
+    scope: 'early_access_feature:read',
+    otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/`,
+  },
+  {
+    method: 'POST',
+    path: () => `/api/projects/${f.teamA.id}/early_access_feature/`,
+    scope: 'early_access_feature:write',
+    otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/`,
+    body: { name: 'n' },
+  },
+  {
+    method: 'GET',
+    path: () => `/api/projects/${f.teamA.id}/early_access_feature/${eafB}/`,
+    scope: 'early_access_feature:read',
+    otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/${eafB}/`,
+  },
+  {
+    method: 'PATCH',
+    path: () => `/api/projects/${f.teamA.id}/early_access_feature/${eafB}/`,
+    scope: 'early_access_feature:write',
+    otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/${eafB}/`,
+    body: { name: 'x' },
+  },
+  {
+    method: 'DELETE',
+    path: () => `/api/projects/${f.teamA.id}/early_access_feature/${eafB}/`,
+    scope: 'early_access_feature:write',
+    otherOrg: () => `/api/projects/${f.teamB.id}/early_access_feature/${eafB}/`,
+  },
+  {
+    method: 'GET',
+    path: () => `/api/projects/${f.teamA.id}/feature_flags/`,
+    scope: 'feature_flag:read',
+    otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/`,
+  },
+  {
+    method: 'POST',
+    path: () => `/api/projects/${f.teamA.id}/feature_flags/`,
+    scope: 'feature_flag:write',
+    otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/`,
+    body: { key: 'k' },
+  },
+  {
+    method: 'GET',
+    path: () => `/api/projects/${f.teamA.id}/feature_flags/${flagB}/`,
+    scope: 'feature_flag:read',
+    otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/${flagB}/`,
+  },
+  {
+    method: 'PATCH',
+    path: () => `/api/projects/${f.teamA.id}/feature_flags/${flagB}/`,
+    scope: 'feature_flag:write',
+    otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/${flagB}/`,
+    body: { name: 'x' },
+  },
+  {
+    method: 'DELETE',
+    path: () => `/api/projects/${f.teamA.id}/feature_flags/${flagB}/`,
+    scope: 'feature_flag:write',
+    otherOrg: () => `/api/projects/${f.teamB.id}/feature_flags/${flagB}/`,
+  },
+  {
+    method: 'GET',
+    path: () => `/api/projects/${f.teamA.id}/events/`,
+    scope: 'project:read',
+    otherOrg: () => `/api/projects/${f.teamB.id}/events/`,
+  },
+  {
+    method: 'GET',
+    path: () => `/api/projects/${f.teamA.id}/persons/`,
+    scope: 'project:read',
+    otherOrg: () => `/api/projects/${f.teamB.id}/persons/`,
+  },
   { method: 'GET', path: () => '/api/personal_api_keys/', scope: 'personal_api_key:read' },
-  { method: 'POST', path: () => '/api/personal_api_keys/', scope: 'personal_api_key:write', body: { label: 'l', scopes: ['user:read'] } },
+  {
+    method: 'POST',
+    path: () => '/api/personal_api_keys/',
+    scope: 'personal_api_key:write',
+    body: { label: 'l', scopes: ['user:read'] },
+  },
   { method: 'DELETE', path: () => '/api/personal_api_keys/doesnotexist/', scope: 'personal_api_key:write' },
 ];
 
-describe.each(endpoints.map((e) => [`${e.method} ${e.path.toString().replace(/^\(\) => /, '')}`, e] as const))('%s', (_name, ep) => {
+describe.each(
+  endpoints.map((e) => [`${e.method} ${e.path.toString().replace(/^\(\) => /, '')}`, e] as const),
+)('%s', (_name, ep) => {
   test('401 without a key', async () => {
     const r = await call(h, ep.method, ep.path(), undefined, ep.body);
     expect(r.status).toBe(401);
@@ -61,13 +183,26 @@ describe.each(endpoints.map((e) => [`${e.method} ${e.path.toString().replace(/^\
   test('403 naming the missing scope', async () => {
     // A key holding every scope but the required one (and not its write twin).
     const [object] = ep.scope.split(':');
-    const others = ['user:read', 'user:write', 'project:read', 'early_access_feature:read', 'early_access_feature:write', 'feature_flag:read', 'feature_flag:write', 'personal_api_key:read', 'personal_api_key:write'].filter(
-      (s) => !s.startsWith(`${object}:`),
-    );
+    const others = [
+      'user:read',
+      'user:write',
+      'project:read',
+      'early_access_feature:read',
+      'early_access_feature:write',
+      'feature_flag:read',
+      'feature_flag:write',
+      'personal_api_key:read',
+      'personal_api_key:write',
+    ].filter((s) => !s.startsWith(`${object}:`));
     const key = await createKey(h.prisma, f.alice.id, others);
     const r = await call(h, ep.method, ep.path(), key, ep.body);
     expect(r.status).toBe(403);
-    expect(r.body).toEqual({ type: 'authentication_error', code: 'permission_denied', detail: `API key missing required scope '${ep.scope}'`, attr: null });
+    expect(r.body).toEqual({
+      type: 'authentication_error',
+      code: 'permission_denied',
+      detail: `API key missing required scope '${ep.scope}'`,
+      attr: null,
+    });
   });
 
   if (ep.otherOrg) {
@@ -128,5 +263,7 @@ test('operational endpoints and the public OpenAPI document', async () => {
   const schema = await call(h, 'GET', '/api/schema/');
   expect(schema.status).toBe(200);
   expect(schema.body.openapi).toBe('3.1.0');
-  expect(schema.body.paths['/api/projects/{project_id}/early_access_feature/'].post['x-required-scope']).toBe('early_access_feature:write');
+  expect(schema.body.paths['/api/projects/{project_id}/early_access_feature/'].post['x-required-scope']).toBe(
+    'early_access_feature:write',
+  );
 });

@@ -5,7 +5,14 @@ import type { AddressInfo } from 'node:net';
 import { createRedis, type Redis } from '@sett/cache';
 import { createPgPool, createPrisma, type PrismaClient } from '@sett/db';
 import { createMetricsRegistry, startService, type RunningService } from '@sett/http';
-import { generateKeyId, generatePersonalApiKey, generateProjectToken, hashPassword, hashPersonalApiKey, maskKey } from '@sett/keys';
+import {
+  generateKeyId,
+  generatePersonalApiKey,
+  generateProjectToken,
+  hashPassword,
+  hashPersonalApiKey,
+  maskKey,
+} from '@sett/keys';
 import { createSilentLogger } from '@sett/logger';
 import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
 import type pg from 'pg';
@@ -25,7 +32,10 @@ export async function startHarness(config: Partial<ManagementConfig> = {}): Prom
   const db = await createTestDatabase();
   const prisma = createPrisma({ databaseUrl: db.url, maxConnections: 5 });
   const pool = createPgPool({ databaseUrl: db.url, max: 3 });
-  const redis = createRedis({ url: process.env.REDIS_URL || 'redis://127.0.0.1:6379', keyPrefix: `${uniqueName('mgmt')}:` });
+  const redis = createRedis({
+    url: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
+    keyPrefix: `${uniqueName('mgmt')}:`,
+  });
   const logger = createSilentLogger();
   const app = createManagementApp({
     prisma,
@@ -72,17 +82,32 @@ export async function seed(prisma: PrismaClient): Promise<Fixture> {
   const n = ++counter;
   const orgA = await prisma.organization.create({ data: { name: 'Org A', slug: `org-a-${n}` } });
   const orgB = await prisma.organization.create({ data: { name: 'Org B', slug: `org-b-${n}` } });
-  const teamA = await prisma.team.create({ data: { organizationId: orgA.id, name: 'A project', apiToken: generateProjectToken() } });
-  const teamA2 = await prisma.team.create({ data: { organizationId: orgA.id, name: 'A second project', apiToken: generateProjectToken() } });
-  const teamB = await prisma.team.create({ data: { organizationId: orgB.id, name: 'B project', apiToken: generateProjectToken() } });
+  const teamA = await prisma.team.create({
+    data: { organizationId: orgA.id, name: 'A project', apiToken: generateProjectToken() },
+  });
+  const teamA2 = await prisma.team.create({
+    data: { organizationId: orgA.id, name: 'A second project', apiToken: generateProjectToken() },
+  });
+  const teamB = await prisma.team.create({
+    data: { organizationId: orgB.id, name: 'B project', apiToken: generateProjectToken() },
+  });
   const user = async (email: string, orgId: string, teamId: number, level: number, extra: object = {}) => {
     const u = await prisma.user.create({
-      data: { email, distinctId: generateKeyId(), firstName: email.split('@')[0]!, currentOrganizationId: orgId, currentTeamId: teamId, ...extra },
+      data: {
+        email,
+        distinctId: generateKeyId(),
+        firstName: email.split('@')[0]!,
+        currentOrganizationId: orgId,
+        currentTeamId: teamId,
+        ...extra,
+      },
     });
     await prisma.organizationMembership.create({ data: { organizationId: orgId, userId: u.id, level } });
     return u;
   };
-  const alice = await user(`alice${n}@a.test`, orgA.id, teamA.id, 1, { password: await hashPassword('correct horse') });
+  const alice = await user(`alice${n}@a.test`, orgA.id, teamA.id, 1, {
+    password: await hashPassword('correct horse'),
+  });
   const adminA = await user(`admin${n}@a.test`, orgA.id, teamA.id, 8);
   const bob = await user(`bob${n}@b.test`, orgB.id, teamB.id, 1);
   const staff = await user(`staff${n}@b.test`, orgB.id, teamB.id, 15, { isStaff: true });
@@ -92,7 +117,14 @@ export async function seed(prisma: PrismaClient): Promise<Fixture> {
 export async function createKey(prisma: PrismaClient, userId: number, scopes: string[]): Promise<string> {
   const value = generatePersonalApiKey();
   await prisma.personalApiKey.create({
-    data: { id: generateKeyId(), userId, label: 'test', secureValue: hashPersonalApiKey(value), maskValue: maskKey(value), scopes },
+    data: {
+      id: generateKeyId(),
+      userId,
+      label: 'test',
+      secureValue: hashPersonalApiKey(value),
+      maskValue: maskKey(value),
+      scopes,
+    },
   });
   return value;
 }
@@ -106,12 +138,27 @@ export interface Reply<T = any> {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export async function call<T = any>(h: { url: string }, method: string, path: string, key?: string, body?: unknown, headers: Record<string, string> = {}): Promise<Reply<T>> {
+export async function call<T = any>(
+  h: { url: string },
+  method: string,
+  path: string,
+  key?: string,
+  body?: unknown,
+  headers: Record<string, string> = {},
+): Promise<Reply<T>> {
   const res = await fetch(`${h.url}${path}`, {
     method,
-    headers: { ...(key ? { authorization: `Bearer ${key}` } : {}), ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+    headers: {
+      ...(key ? { authorization: `Bearer ${key}` } : {}),
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...headers,
+    },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as T) : (undefined as T), headers: res.headers };
+  return {
+    status: res.status,
+    body: text ? (JSON.parse(text) as T) : (undefined as T),
+    headers: res.headers,
+  };
 }

@@ -2,7 +2,13 @@
 // bearer parsing, and the OpenAPI document reusing the validation schemas.
 import { ValidationError, AuthenticationError } from '@sett/http';
 import { parseBearer } from '../src/auth/auth-middleware';
-import { checkFlagFilters, enrollmentSuperGroups, slugifyKey, uniqueKey, withoutEnrollment } from '../src/feature-flags/flag-filters';
+import {
+  checkFlagFilters,
+  enrollmentSuperGroups,
+  slugifyKey,
+  uniqueKey,
+  withoutEnrollment,
+} from '../src/feature-flags/flag-filters';
 import { featureFlagCreateSchema } from '../src/feature-flags/feature-flag-schemas';
 import { buildOpenApiDocument } from '../src/openapi/openapi-document';
 import { decodeCursor, encodeCursor, envelope, parsePage, requestOrigin } from '../src/pagination/pagination';
@@ -14,19 +20,38 @@ const info = { origin: 'https://h', path: '/api/x/', query: { limit: '2', is_sta
 test('parsePage defaults, clamps and rejects', () => {
   expect(parsePage({})).toEqual({ limit: 100, offset: 0 });
   expect(parsePage({ limit: '5000', offset: '3' })).toEqual({ limit: 1000, offset: 3 });
-  for (const q of [{ limit: '0' }, { limit: 'x' }, { offset: '-1' }, { limit: ['1', '2'] }]) expect(() => parsePage(q)).toThrow(ValidationError);
+  for (const q of [{ limit: '0' }, { limit: 'x' }, { offset: '-1' }, { limit: ['1', '2'] }])
+    expect(() => parsePage(q)).toThrow(ValidationError);
 });
 
 test('envelope next/previous', () => {
-  expect(envelope(info, { limit: 2, offset: 0 }, 5, [1, 2])).toMatchObject({ next: 'https://h/api/x/?limit=2&is_staff=true&offset=2', previous: null });
-  expect(envelope(info, { limit: 2, offset: 2 }, 5, [3, 4])).toMatchObject({ previous: 'https://h/api/x/?limit=2&is_staff=true' });
-  expect(envelope(info, { limit: 2, offset: 4 }, 5, [5])).toMatchObject({ next: null, previous: 'https://h/api/x/?limit=2&is_staff=true&offset=2' });
-  expect(envelope(info, { limit: 2, offset: 0 }, 0, [])).toEqual({ count: 0, next: null, previous: null, results: [] });
+  expect(envelope(info, { limit: 2, offset: 0 }, 5, [1, 2])).toMatchObject({
+    next: 'https://h/api/x/?limit=2&is_staff=true&offset=2',
+    previous: null,
+  });
+  expect(envelope(info, { limit: 2, offset: 2 }, 5, [3, 4])).toMatchObject({
+    previous: 'https://h/api/x/?limit=2&is_staff=true',
+  });
+  expect(envelope(info, { limit: 2, offset: 4 }, 5, [5])).toMatchObject({
+    next: null,
+    previous: 'https://h/api/x/?limit=2&is_staff=true&offset=2',
+  });
+  expect(envelope(info, { limit: 2, offset: 0 }, 0, [])).toEqual({
+    count: 0,
+    next: null,
+    previous: null,
+    results: [],
+  });
 });
 
 test('origin from public URL, forwarded headers, then Host', () => {
   expect(requestOrigin({ host: 'a' }, 'https://pub/')).toBe('https://pub');
-  expect(requestOrigin({ host: 'a', 'x-forwarded-proto': 'https, http', 'x-forwarded-host': 'edge.example' }, undefined)).toBe('https://edge.example');
+  expect(
+    requestOrigin(
+      { host: 'a', 'x-forwarded-proto': 'https, http', 'x-forwarded-host': 'edge.example' },
+      undefined,
+    ),
+  ).toBe('https://edge.example');
   expect(requestOrigin({ host: 'a:8001' }, undefined)).toBe('http://a:8001');
 });
 
@@ -35,7 +60,9 @@ test('cursor round trip and rejection', () => {
   expect(decodeCursor(encodeCursor(c))).toEqual(c);
   expect(decodeCursor(undefined)).toBeUndefined();
   expect(() => decodeCursor('garbage')).toThrow(ValidationError);
-  expect(() => decodeCursor(Buffer.from(JSON.stringify(["1'; drop", c.uuid])).toString('base64url'))).toThrow(ValidationError);
+  expect(() => decodeCursor(Buffer.from(JSON.stringify(["1'; drop", c.uuid])).toString('base64url'))).toThrow(
+    ValidationError,
+  );
 });
 
 test('token bucket: burst of the per-minute budget, then refill', () => {
@@ -51,9 +78,30 @@ test('token bucket: burst of the per-minute budget, then refill', () => {
 
 test('flag filter checks', () => {
   const ok = (filters: object, indexes: number[] = []) => checkFlagFilters(filters, new Set(indexes));
-  expect(() => ok({ multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'b', rollout_percentage: 50 }] }, payloads: { a: '1' } })).not.toThrow();
-  expect(() => ok({ multivariate: { variants: [{ key: 'a', rollout_percentage: 50 }, { key: 'a', rollout_percentage: 50 }] } })).toThrow('more than once');
-  expect(() => ok({ multivariate: { variants: [{ key: 'a', rollout_percentage: 99 }] } })).toThrow('sum to 100');
+  expect(() =>
+    ok({
+      multivariate: {
+        variants: [
+          { key: 'a', rollout_percentage: 50 },
+          { key: 'b', rollout_percentage: 50 },
+        ],
+      },
+      payloads: { a: '1' },
+    }),
+  ).not.toThrow();
+  expect(() =>
+    ok({
+      multivariate: {
+        variants: [
+          { key: 'a', rollout_percentage: 50 },
+          { key: 'a', rollout_percentage: 50 },
+        ],
+      },
+    }),
+  ).toThrow('more than once');
+  expect(() => ok({ multivariate: { variants: [{ key: 'a', rollout_percentage: 99 }] } })).toThrow(
+    'sum to 100',
+  );
   expect(() => ok({ payloads: { true: '1' } })).not.toThrow();
   expect(() => ok({ payloads: { a: '1' } })).toThrow('"true"');
   expect(() => ok({ aggregation_group_type_index: 1 }, [0])).toThrow('Group type index 1');
@@ -61,7 +109,12 @@ test('flag filter checks', () => {
 });
 
 test('enrollment condition, slugs and unique keys', () => {
-  expect(enrollmentSuperGroups('k')).toEqual([{ properties: [{ key: '$feature_enrollment/k', type: 'person', operator: 'exact', value: ['true'] }], rollout_percentage: 100 }]);
+  expect(enrollmentSuperGroups('k')).toEqual([
+    {
+      properties: [{ key: '$feature_enrollment/k', type: 'person', operator: 'exact', value: ['true'] }],
+      rollout_percentage: 100,
+    },
+  ]);
   expect(withoutEnrollment({ groups: [], super_groups: enrollmentSuperGroups('k') })).toEqual({ groups: [] });
   expect(slugifyKey('  Dark Mode: Beta! ')).toBe('dark-mode-beta');
   expect(slugifyKey('Crème brûlée')).toBe('creme-brulee');
@@ -71,7 +124,8 @@ test('enrollment condition, slugs and unique keys', () => {
 
 test('bearer parsing', () => {
   expect(parseBearer(`Bearer phx_${'a'.repeat(47)}`)).toBe(`phx_${'a'.repeat(47)}`);
-  for (const h of [undefined, 'Basic x', `Bearer phc_${'a'.repeat(43)}`, 'Bearer phx_bad!', 'Bearer']) expect(() => parseBearer(h)).toThrow(AuthenticationError);
+  for (const h of [undefined, 'Basic x', `Bearer phc_${'a'.repeat(43)}`, 'Bearer phx_bad!', 'Bearer'])
+    expect(() => parseBearer(h)).toThrow(AuthenticationError);
 });
 
 test('the OpenAPI document embeds the very schemas used for validation', () => {

@@ -23,11 +23,28 @@ beforeAll(async () => {
     timestamp: new Date(base + Math.min(i, 7) * 1000 + 0.5),
   }));
   await h.prisma.event.createMany({ data: rows });
-  await h.prisma.event.create({ data: { uuid: randomUUID(), teamId: f.teamB.id, event: 'other', distinctId: 'd1', timestamp: new Date(base) } });
-  const person = await h.prisma.person.create({ data: { uuid: randomUUID(), teamId: f.teamA.id, properties: { email: 'p@x.test' } } });
-  await h.prisma.personDistinctId.createMany({ data: [{ teamId: f.teamA.id, distinctId: 'd1', personId: person.id }, { teamId: f.teamA.id, distinctId: 'd1b', personId: person.id }] });
+  await h.prisma.event.create({
+    data: {
+      uuid: randomUUID(),
+      teamId: f.teamB.id,
+      event: 'other',
+      distinctId: 'd1',
+      timestamp: new Date(base),
+    },
+  });
+  const person = await h.prisma.person.create({
+    data: { uuid: randomUUID(), teamId: f.teamA.id, properties: { email: 'p@x.test' } },
+  });
+  await h.prisma.personDistinctId.createMany({
+    data: [
+      { teamId: f.teamA.id, distinctId: 'd1', personId: person.id },
+      { teamId: f.teamA.id, distinctId: 'd1b', personId: person.id },
+    ],
+  });
   const person2 = await h.prisma.person.create({ data: { uuid: randomUUID(), teamId: f.teamA.id } });
-  await h.prisma.personDistinctId.create({ data: { teamId: f.teamA.id, distinctId: 'd2', personId: person2.id } });
+  await h.prisma.personDistinctId.create({
+    data: { teamId: f.teamA.id, distinctId: 'd2', personId: person2.id },
+  });
 });
 afterAll(() => h.stop());
 
@@ -37,7 +54,12 @@ test('events: newest first, cursor pages cover every event once, next is absolut
   let next: string | null = `/api/projects/${f.teamA.id}/events/?limit=4`;
   let pages = 0;
   while (next) {
-    const r: Reply<{ results: { id: string; timestamp: string }[]; next: string | null }> = await call(h, 'GET', next.replace(h.url, ''), key);
+    const r: Reply<{ results: { id: string; timestamp: string }[]; next: string | null }> = await call(
+      h,
+      'GET',
+      next.replace(h.url, ''),
+      key,
+    );
     expect(r.status).toBe(200);
     for (const e of r.body.results) {
       seen.push(e.id);
@@ -59,12 +81,36 @@ test('events: filters and person', async () => {
   expect(clicked.body.results).toHaveLength(4);
   const d1 = await call(h, 'GET', `${path}?distinct_id=d1`, key);
   expect(d1.body.results).toHaveLength(4);
-  expect(d1.body.results[0].person).toMatchObject({ distinct_ids: ['d1', 'd1b'], properties: { email: 'p@x.test' } });
-  expect(d1.body.results[0]).toMatchObject({ id: expect.any(String), event: expect.any(String), distinct_id: 'd1', properties: expect.any(Object), timestamp: expect.any(String) });
-  const window = await call(h, 'GET', `${path}?after=2026-01-01T00:00:01.500Z&before=2026-01-01T00:00:05Z`, key);
-  expect(window.body.results.map((e: { properties: { i: number } }) => e.properties.i).sort()).toEqual([2, 3, 4]);
-  for (const [qs, attr] of [['after=yesterday', 'after'], ['cursor=zzz', 'cursor'], ['limit=-3', 'limit'], ['offset=10', 'offset']]) {
-    expect((await call(h, 'GET', `${path}?${qs}`, key)).body).toMatchObject({ type: 'validation_error', attr });
+  expect(d1.body.results[0].person).toMatchObject({
+    distinct_ids: ['d1', 'd1b'],
+    properties: { email: 'p@x.test' },
+  });
+  expect(d1.body.results[0]).toMatchObject({
+    id: expect.any(String),
+    event: expect.any(String),
+    distinct_id: 'd1',
+    properties: expect.any(Object),
+    timestamp: expect.any(String),
+  });
+  const window = await call(
+    h,
+    'GET',
+    `${path}?after=2026-01-01T00:00:01.500Z&before=2026-01-01T00:00:05Z`,
+    key,
+  );
+  expect(window.body.results.map((e: { properties: { i: number } }) => e.properties.i).sort()).toEqual([
+    2, 3, 4,
+  ]);
+  for (const [qs, attr] of [
+    ['after=yesterday', 'after'],
+    ['cursor=zzz', 'cursor'],
+    ['limit=-3', 'limit'],
+    ['offset=10', 'offset'],
+  ]) {
+    expect((await call(h, 'GET', `${path}?${qs}`, key)).body).toMatchObject({
+      type: 'validation_error',
+      attr,
+    });
   }
 });
 
@@ -74,7 +120,11 @@ test('persons: distinct ids and properties, filter by distinct_id', async () => 
   expect(all.body.count).toBe(2);
   const one = await call(h, 'GET', `${path}?distinct_id=d1b`, key);
   expect(one.body.count).toBe(1);
-  expect(one.body.results[0]).toMatchObject({ distinct_ids: ['d1', 'd1b'], properties: { email: 'p@x.test' }, created_at: expect.any(String) });
+  expect(one.body.results[0]).toMatchObject({
+    distinct_ids: ['d1', 'd1b'],
+    properties: { email: 'p@x.test' },
+    created_at: expect.any(String),
+  });
   expect(one.body.results[0].id).toBe(one.body.results[0].uuid);
   expect((await call(h, 'GET', `${path}?distinct_id=nobody`, key)).body.count).toBe(0);
 });
@@ -82,17 +132,30 @@ test('persons: distinct ids and properties, filter by distinct_id', async () => 
 test('projects: only those of the user organizations', async () => {
   const list = await call(h, 'GET', '/api/projects/', key);
   expect(list.body.results.map((p: { id: number }) => p.id)).toEqual([f.teamA.id, f.teamA2.id]);
-  expect(list.body.results[0]).toMatchObject({ id: f.teamA.id, project_id: f.teamA.id, api_token: f.teamA.apiToken, organization: f.orgA.id });
+  expect(list.body.results[0]).toMatchObject({
+    id: f.teamA.id,
+    project_id: f.teamA.id,
+    api_token: f.teamA.apiToken,
+    organization: f.orgA.id,
+  });
   expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/`, key)).body.name).toBe('A project');
   expect((await call(h, 'GET', '/api/projects/abc/', key)).status).toBe(404);
 });
 
 test('personal API keys: value shown once, stored hashed, listed without value, deleted keys stop working', async () => {
-  const created = await call(h, 'POST', '/api/personal_api_keys/', key, { label: 'ci', scopes: ['project:read'] });
+  const created = await call(h, 'POST', '/api/personal_api_keys/', key, {
+    label: 'ci',
+    scopes: ['project:read'],
+  });
   expect(created.status).toBe(201);
   const value: string = created.body.value;
   expect(value).toMatch(/^phx_/);
-  expect(created.body).toMatchObject({ label: 'ci', scopes: ['project:read'], mask_value: `${value.slice(0, 4)}...${value.slice(-4)}`, last_used_at: null });
+  expect(created.body).toMatchObject({
+    label: 'ci',
+    scopes: ['project:read'],
+    mask_value: `${value.slice(0, 4)}...${value.slice(-4)}`,
+    last_used_at: null,
+  });
   const stored = await h.prisma.personalApiKey.findUniqueOrThrow({ where: { id: created.body.id } });
   expect(stored.secureValue).toBe(hashPersonalApiKey(value));
   expect(JSON.stringify(stored)).not.toContain(value);
@@ -104,13 +167,17 @@ test('personal API keys: value shown once, stored hashed, listed without value, 
   expect(list.body.results.every((k: object) => !('value' in k))).toBe(true);
   // last_used_at was written by the request above
   await new Promise((r) => setTimeout(r, 100));
-  expect((await call(h, 'GET', `/api/personal_api_keys/${created.body.id}/`, key)).body.last_used_at).toEqual(expect.any(String));
+  expect((await call(h, 'GET', `/api/personal_api_keys/${created.body.id}/`, key)).body.last_used_at).toEqual(
+    expect.any(String),
+  );
 
   expect((await call(h, 'DELETE', `/api/personal_api_keys/${created.body.id}/`, key)).status).toBe(204);
   expect((await call(h, 'GET', '/api/projects/', value)).status).toBe(401);
   // another user's key is not visible
   const bobKeyValue = await createKey(h.prisma, f.bob.id, ['*']);
-  const bobKey = await h.prisma.personalApiKey.findUniqueOrThrow({ where: { secureValue: hashPersonalApiKey(bobKeyValue) } });
+  const bobKey = await h.prisma.personalApiKey.findUniqueOrThrow({
+    where: { secureValue: hashPersonalApiKey(bobKeyValue) },
+  });
   expect((await call(h, 'DELETE', `/api/personal_api_keys/${bobKey.id}/`, key)).status).toBe(404);
 });
 
@@ -120,7 +187,10 @@ test.each([
   [{ label: '', scopes: ['project:read'] }, 'label'],
   [{ scopes: ['project:read'] }, 'label'],
 ])('personal API key create rejects %j', async (body, attr) => {
-  expect((await call(h, 'POST', '/api/personal_api_keys/', key, body)).body).toMatchObject({ type: 'validation_error', attr });
+  expect((await call(h, 'POST', '/api/personal_api_keys/', key, body)).body).toMatchObject({
+    type: 'validation_error',
+    attr,
+  });
 });
 
 test('a key cannot mint a key with scopes it does not hold', async () => {

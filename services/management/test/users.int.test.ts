@@ -39,7 +39,9 @@ test('list pages carry count and absolute next/previous URLs across pages, to th
   expect(p3.body.results).toHaveLength(1);
   expect(p3.body.next).toBeNull();
   expect(p3.body.previous).toBe('https://sett.example.com/api/users/?limit=2&offset=2');
-  const all = [...p1.body.results, ...p2.body.results, ...p3.body.results].map((u: { uuid: string }) => u.uuid);
+  const all = [...p1.body.results, ...p2.body.results, ...p3.body.results].map(
+    (u: { uuid: string }) => u.uuid,
+  );
   expect(new Set(all).size).toBe(5);
   expect(all).not.toContain(f.bob.uuid);
   // Without forwarded headers the Host header is used.
@@ -52,7 +54,9 @@ test('the configured public URL wins for page links', async () => {
   try {
     const g = await seed(other.prisma);
     const key = await createKey(other.prisma, g.alice.id, ['user:read']);
-    const r = await call(other, 'GET', '/api/users/?limit=1', key, undefined, { 'x-forwarded-host': 'ignored' });
+    const r = await call(other, 'GET', '/api/users/?limit=1', key, undefined, {
+      'x-forwarded-host': 'ignored',
+    });
     expect(r.body.next).toBe('https://public.example/api/users/?limit=1&offset=1');
   } finally {
     await other.stop();
@@ -77,16 +81,28 @@ test('limit above 1000 is clamped and is_staff filters', async () => {
   expect(r.body.count).toBe(1);
   // staff see users of every organization
   const all = await call(h, 'GET', '/api/users/?is_staff=false', staffKey);
-  expect(all.body.results.map((u: { uuid: string }) => u.uuid)).toEqual(expect.arrayContaining([f.alice.uuid, f.bob.uuid]));
+  expect(all.body.results.map((u: { uuid: string }) => u.uuid)).toEqual(
+    expect.arrayContaining([f.alice.uuid, f.bob.uuid]),
+  );
 });
 
 test('retrieve by uuid and @me give the full shape without password fields', async () => {
   const me = await call(h, 'GET', '/api/users/@me/', aliceKey);
   const byId = await call(h, 'GET', `/api/users/${f.alice.uuid}/`, aliceKey);
   expect(me.body).toEqual(byId.body);
-  expect(me.body).toMatchObject({ uuid: f.alice.uuid, has_password: true, is_2fa_enabled: false, is_impersonated: false, has_social_auth: false });
+  expect(me.body).toMatchObject({
+    uuid: f.alice.uuid,
+    has_password: true,
+    is_2fa_enabled: false,
+    is_impersonated: false,
+    has_social_auth: false,
+  });
   expect(me.body.team.id).toBe(f.teamA.id);
-  expect(me.body.organization).toMatchObject({ id: f.orgA.id, membership_level: 1, member_count: expect.any(String) });
+  expect(me.body.organization).toMatchObject({
+    id: f.orgA.id,
+    membership_level: 1,
+    member_count: expect.any(String),
+  });
   expect(me.body.organization.teams.map((t: { id: number }) => t.id)).toEqual([f.teamA.id, f.teamA2.id]);
   expect(me.body.organizations).toEqual([expect.objectContaining({ id: f.orgA.id, membership_level: 1 })]);
   expect(me.body).not.toHaveProperty('password');
@@ -105,7 +121,13 @@ test('PATCH updates writable fields', async () => {
     set_current_team: f.teamA2.id,
   });
   expect(r.status).toBe(200);
-  expect(r.body).toMatchObject({ first_name: 'Alice', theme_mode: 'dark', toolbar_mode: 'toolbar', role_at_organization: 'engineering', notification_settings: { plugin_disabled: false } });
+  expect(r.body).toMatchObject({
+    first_name: 'Alice',
+    theme_mode: 'dark',
+    toolbar_mode: 'toolbar',
+    role_at_organization: 'engineering',
+    notification_settings: { plugin_disabled: false },
+  });
   expect(r.body.team.id).toBe(f.teamA2.id);
 });
 
@@ -123,10 +145,16 @@ test.each([
 });
 
 test('PATCH semantic checks: unique email, membership of organization/team, is_staff by staff only', async () => {
-  const dup = await call(h, 'PATCH', '/api/users/@me/', aliceKey, { email: (await h.prisma.user.findUniqueOrThrow({ where: { id: f.bob.id } })).email.toUpperCase() });
+  const dup = await call(h, 'PATCH', '/api/users/@me/', aliceKey, {
+    email: (await h.prisma.user.findUniqueOrThrow({ where: { id: f.bob.id } })).email.toUpperCase(),
+  });
   expect(dup).toMatchObject({ status: 400, body: { attr: 'email', code: 'unique' } });
-  expect((await call(h, 'PATCH', '/api/users/@me/', aliceKey, { set_current_organization: f.orgB.id })).body.attr).toBe('set_current_organization');
-  expect((await call(h, 'PATCH', '/api/users/@me/', aliceKey, { set_current_team: f.teamB.id })).body.attr).toBe('set_current_team');
+  expect(
+    (await call(h, 'PATCH', '/api/users/@me/', aliceKey, { set_current_organization: f.orgB.id })).body.attr,
+  ).toBe('set_current_organization');
+  expect(
+    (await call(h, 'PATCH', '/api/users/@me/', aliceKey, { set_current_team: f.teamB.id })).body.attr,
+  ).toBe('set_current_team');
   expect((await call(h, 'PATCH', '/api/users/@me/', aliceKey, { is_staff: true })).status).toBe(403);
   const byStaff = await call(h, 'PATCH', `/api/users/${f.bob.uuid}/`, staffKey, { is_staff: true });
   expect(byStaff.status).toBe(200);
@@ -135,11 +163,17 @@ test('PATCH semantic checks: unique email, membership of organization/team, is_s
 });
 
 test('password change needs the correct current password', async () => {
-  const wrong = await call(h, 'PATCH', '/api/users/@me/', aliceKey, { password: 'new password 1', current_password: 'nope' });
+  const wrong = await call(h, 'PATCH', '/api/users/@me/', aliceKey, {
+    password: 'new password 1',
+    current_password: 'nope',
+  });
   expect(wrong).toMatchObject({ status: 400, body: { attr: 'current_password' } });
   const missing = await call(h, 'PATCH', '/api/users/@me/', aliceKey, { password: 'new password 1' });
   expect(missing).toMatchObject({ status: 400, body: { attr: 'current_password' } });
-  const ok = await call(h, 'PATCH', '/api/users/@me/', aliceKey, { password: 'new password 1', current_password: 'correct horse' });
+  const ok = await call(h, 'PATCH', '/api/users/@me/', aliceKey, {
+    password: 'new password 1',
+    current_password: 'correct horse',
+  });
   expect(ok.status).toBe(200);
   const stored = (await h.prisma.user.findUniqueOrThrow({ where: { id: f.alice.id } })).password;
   expect(stored).not.toContain('new password 1');
@@ -148,7 +182,9 @@ test('password change needs the correct current password', async () => {
 
 test('writes to others: only an admin of their organization', async () => {
   const adminUser = await h.prisma.user.findUniqueOrThrow({ where: { id: f.adminA.id } });
-  expect((await call(h, 'PATCH', `/api/users/${adminUser.uuid}/`, aliceKey, { first_name: 'x' })).status).toBe(403);
+  expect(
+    (await call(h, 'PATCH', `/api/users/${adminUser.uuid}/`, aliceKey, { first_name: 'x' })).status,
+  ).toBe(403);
   const r = await call(h, 'PATCH', `/api/users/${f.alice.uuid}/`, adminKey, { last_name: 'Set by admin' });
   expect(r.status).toBe(200);
   expect(r.body.last_name).toBe('Set by admin');
@@ -160,13 +196,23 @@ test('writes to others: only an admin of their organization', async () => {
 test('hedgehog config and scene personalisation', async () => {
   expect((await call(h, 'GET', '/api/users/@me/hedgehog_config/', aliceKey)).body).toEqual({});
   await call(h, 'PATCH', '/api/users/@me/hedgehog_config/', aliceKey, { color: 'green' });
-  const merged = await call(h, 'PATCH', '/api/users/@me/hedgehog_config/', aliceKey, { accessories: ['hat'] });
+  const merged = await call(h, 'PATCH', '/api/users/@me/hedgehog_config/', aliceKey, {
+    accessories: ['hat'],
+  });
   expect(merged.body).toEqual({ color: 'green', accessories: ['hat'] });
   expect((await call(h, 'PATCH', '/api/users/@me/hedgehog_config/', aliceKey, [1])).status).toBe(400);
-  await call(h, 'POST', '/api/users/@me/scene_personalisation/', aliceKey, { scene: 'ProjectHomepage', dashboard: 1 });
-  const r = await call(h, 'POST', '/api/users/@me/scene_personalisation/', aliceKey, { scene: 'ProjectHomepage', dashboard: 7 });
+  await call(h, 'POST', '/api/users/@me/scene_personalisation/', aliceKey, {
+    scene: 'ProjectHomepage',
+    dashboard: 1,
+  });
+  const r = await call(h, 'POST', '/api/users/@me/scene_personalisation/', aliceKey, {
+    scene: 'ProjectHomepage',
+    dashboard: 7,
+  });
   expect(r.body.scene_personalisation).toEqual([{ scene: 'ProjectHomepage', dashboard: 7 }]);
-  expect((await call(h, 'POST', '/api/users/@me/scene_personalisation/', aliceKey, { scene: 'x' })).body).toMatchObject({ type: 'validation_error', attr: 'dashboard' });
+  expect(
+    (await call(h, 'POST', '/api/users/@me/scene_personalisation/', aliceKey, { scene: 'x' })).body,
+  ).toMatchObject({ type: 'validation_error', attr: 'dashboard' });
 });
 
 test('TOTP setup, then backup codes: shown once, stored hashed, new codes invalidate old ones', async () => {
@@ -174,8 +220,14 @@ test('TOTP setup, then backup codes: shown once, stored hashed, new codes invali
   expect(early.status).toBe(400);
   const setup = await call(h, 'GET', '/api/users/@me/start_2fa_setup/', aliceKey);
   expect(setup.status).toBe(200);
-  expect(setup.body).toMatchObject({ success: true, secret: expect.any(String), otpauth_url: expect.stringMatching(/^otpauth:\/\/totp\//) });
-  expect((await call(h, 'POST', '/api/users/@me/validate_2fa/', aliceKey, { token: '000000' })).status).toBe(400);
+  expect(setup.body).toMatchObject({
+    success: true,
+    secret: expect.any(String),
+    otpauth_url: expect.stringMatching(/^otpauth:\/\/totp\//),
+  });
+  expect((await call(h, 'POST', '/api/users/@me/validate_2fa/', aliceKey, { token: '000000' })).status).toBe(
+    400,
+  );
   const token = new TOTP({ secret: Secret.fromBase32(setup.body.secret) }).generate();
   expect((await call(h, 'POST', '/api/users/@me/validate_2fa/', aliceKey, { token })).status).toBe(200);
   expect((await call(h, 'GET', '/api/users/@me/', aliceKey)).body.is_2fa_enabled).toBe(true);

@@ -34,7 +34,9 @@ async function inflate(buf: Buffer, limits: DecodeLimits): Promise<Buffer> {
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
     if (e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) {
-      throw new PayloadTooLargeError(`Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`);
+      throw new PayloadTooLargeError(
+        `Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`,
+      );
     }
     throw invalid(`Could not decompress the gzip request body: ${e.message}`);
   }
@@ -51,7 +53,9 @@ function decodeLz64(data: string, limits: DecodeLimits): string {
   }
   if (out === null || out === '') throw invalid('Could not decompress the lz64 request body.');
   if (out.length > limits.maxInflatedBytes) {
-    throw new PayloadTooLargeError(`Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`);
+    throw new PayloadTooLargeError(
+      `Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`,
+    );
   }
   return out;
 }
@@ -75,14 +79,23 @@ function parseJson(text: string): unknown {
 /** The decoded JSON value of a capture request body. Throws 400 / 413 SettErrors. */
 export async function decodeBody(body: EncodedBody, limits: DecodeLimits): Promise<unknown> {
   let buf = body.raw;
-  if (buf.length === 0) throw invalid('No data found. Make sure to use a POST request when sending the payload in the body of the request.');
+  if (buf.length === 0)
+    throw invalid(
+      'No data found. Make sure to use a POST request when sending the payload in the body of the request.',
+    );
 
   const encoding = body.contentEncoding?.trim().toLowerCase();
   let compression = body.compression?.trim().toLowerCase();
   if (encoding && encoding !== 'identity' && encoding !== 'gzip' && encoding !== 'x-gzip') {
     throw new ValidationError(`Unsupported Content-Encoding "${encoding}".`, null, 'unsupported_encoding');
   }
-  if (encoding === 'gzip' || encoding === 'x-gzip' || compression === 'gzip-js' || compression === 'gzip' || isGzip(buf)) {
+  if (
+    encoding === 'gzip' ||
+    encoding === 'x-gzip' ||
+    compression === 'gzip-js' ||
+    compression === 'gzip' ||
+    isGzip(buf)
+  ) {
     buf = await inflate(buf, limits);
     compression = undefined;
   }
@@ -96,7 +109,8 @@ export async function decodeBody(body: EncodedBody, limits: DecodeLimits): Promi
     const data = form.get('data')?.replace(/ /g, '+');
     if (data === undefined) throw invalid('Form body has no data field.');
     compression = (form.get('compression') ?? compression)?.toLowerCase();
-    text = compression === 'lz64' || compression === 'lz-string' ? decodeLz64(data, limits) : decodeBase64(data);
+    text =
+      compression === 'lz64' || compression === 'lz-string' ? decodeLz64(data, limits) : decodeBase64(data);
   } else if (compression === 'lz64' || compression === 'lz-string') {
     text = decodeLz64(text.trim(), limits);
   }

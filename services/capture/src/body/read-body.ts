@@ -13,7 +13,8 @@ export class BodyTooLargeError extends PayloadTooLargeError {
 
 export function readRawBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) >= limitBytes) return Promise.reject(new BodyTooLargeError(limitBytes));
+  if (declared !== undefined && Number(declared) >= limitBytes)
+    return Promise.reject(new BodyTooLargeError(limitBytes));
 
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -46,7 +47,9 @@ export function readRawBody(req: IncomingMessage, limitBytes: number): Promise<B
     const onError = (error: Error) => {
       if (done) return;
       cleanup();
-      reject(new ValidationError(`Could not read the request body: ${error.message}`, null, 'invalid_payload'));
+      reject(
+        new ValidationError(`Could not read the request body: ${error.message}`, null, 'invalid_payload'),
+      );
     };
     const onAborted = () => onError(new Error('request aborted'));
     req.on('data', onData);

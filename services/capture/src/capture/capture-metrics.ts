@@ -20,7 +20,7 @@ export function createCaptureMetrics(registry: Registry) {
     }),
     produceSeconds: new prom.Histogram({
       name: 'capture_produce_duration_seconds',
-      help: 'Time from handing a request\'s events to the producer until Kafka acknowledged them all',
+      help: "Time from handing a request's events to the producer until Kafka acknowledged them all",
       labelNames: ['outcome'],
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],

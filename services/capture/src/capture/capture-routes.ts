@@ -104,7 +104,8 @@ export function createCaptureRouter(deps: CaptureRouteDeps): Router {
       const value = encodeCaptureMessage(result.message);
       if (value.length > deps.maxEventBytes / 3 && Buffer.byteLength(value) > deps.maxEventBytes) {
         deps.metrics.dropped.inc({ reason: 'too_large' });
-        if (body.single) throw new PayloadTooLargeError(`Event is larger than the ${deps.maxEventBytes} byte limit.`);
+        if (body.single)
+          throw new PayloadTooLargeError(`Event is larger than the ${deps.maxEventBytes} byte limit.`);
         continue;
       }
       const routed = routeMessage(result.message, value, deps.limiter);
@@ -122,8 +123,12 @@ export function createCaptureRouter(deps: CaptureRouteDeps): Router {
         stop({ outcome: 'ok' });
       } catch (error) {
         stop({ outcome: 'error' });
-        if (error instanceof ProduceError && error.code === 'too_large') throw new PayloadTooLargeError(error.message);
-        deps.logger.warn('events not acknowledged by kafka', { events: count, error: (error as Error).message });
+        if (error instanceof ProduceError && error.code === 'too_large')
+          throw new PayloadTooLargeError(error.message);
+        deps.logger.warn('events not acknowledged by kafka', {
+          events: count,
+          error: (error as Error).message,
+        });
         throw new ServiceUnavailableError('Events could not be stored, retry later.');
       }
       for (const [topic, messages] of byTopic) deps.metrics.accepted.inc({ topic }, messages.length);

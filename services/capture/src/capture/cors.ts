@@ -15,7 +15,10 @@ export const corsMiddleware: RequestHandler = (req, res, next) => {
   if (req.method === 'OPTIONS') {
     const requested = req.headers['access-control-request-headers'];
     res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-    res.setHeader('Access-Control-Allow-Headers', requested || 'X-Requested-With, Content-Type, Content-Encoding');
+    res.setHeader(
+      'Access-Control-Allow-Headers',
+      requested || 'X-Requested-With, Content-Type, Content-Encoding',
+    );
     res.setHeader('Access-Control-Max-Age', '86400');
     res.status(200).end();
     return;

@@ -20,7 +20,8 @@ export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'too_lar
 export type ToMessageResult = { ok: true; message: CaptureMessage } | { ok: false; reason: DropReason };
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function distinctIdOf(e: RawEvent, props: Record<string, unknown>): string | null {
   const raw = e.distinct_id ?? props.distinct_id ?? e.$distinct_id;
@@ -40,7 +41,8 @@ export function parseSentAt(queryUnderscore: unknown, bodySentAt: unknown): stri
 }
 
 export function toMessage(e: RawEvent, ctx: RequestContext): ToMessageResult {
-  if (typeof e.event !== 'string' || e.event.trim() === '') return { ok: false, reason: 'missing_event_name' };
+  if (typeof e.event !== 'string' || e.event.trim() === '')
+    return { ok: false, reason: 'missing_event_name' };
   let properties = isObject(e.properties) ? e.properties : {};
   const distinctId = distinctIdOf(e, properties);
   if (distinctId === null) return { ok: false, reason: 'missing_distinct_id' };
@@ -48,8 +50,13 @@ export function toMessage(e: RawEvent, ctx: RequestContext): ToMessageResult {
   // Top-level $set / $set_once (older SDKs) travel inside properties, which is all ingestion reads.
   if (isObject(e.$set) || isObject(e.$set_once)) {
     properties = { ...properties };
-    if (isObject(e.$set)) properties.$set = { ...e.$set, ...(isObject(properties.$set) ? properties.$set : {}) };
-    if (isObject(e.$set_once)) properties.$set_once = { ...e.$set_once, ...(isObject(properties.$set_once) ? properties.$set_once : {}) };
+    if (isObject(e.$set))
+      properties.$set = { ...e.$set, ...(isObject(properties.$set) ? properties.$set : {}) };
+    if (isObject(e.$set_once))
+      properties.$set_once = {
+        ...e.$set_once,
+        ...(isObject(properties.$set_once) ? properties.$set_once : {}),
+      };
   }
 
   let timestamp = typeof e.timestamp === 'string' ? e.timestamp : null;
@@ -77,7 +84,10 @@ export function toMessage(e: RawEvent, ctx: RequestContext): ToMessageResult {
 }
 
 /** Client IP: the first X-Forwarded-For address (the edge appends), else the socket's. */
-export function clientIp(forwardedFor: string | string[] | undefined, socketAddress: string | undefined): string | null {
+export function clientIp(
+  forwardedFor: string | string[] | undefined,
+  socketAddress: string | undefined,
+): string | null {
   const header = Array.isArray(forwardedFor) ? forwardedFor[0] : forwardedFor;
   const first = header?.split(',')[0]?.trim();
   const ip = first || socketAddress || null;

@@ -17,9 +17,13 @@ export type UnpackedBody = {
   single: boolean;
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
-function invalidTypes(errors: Parameters<typeof describeAjvError>[0], prefix: string | null): ValidationError {
+function invalidTypes(
+  errors: Parameters<typeof describeAjvError>[0],
+  prefix: string | null,
+): ValidationError {
   const problem = describeAjvError(errors);
   if (prefix === null) return new ValidationError(problem.detail, problem.attr, 'invalid_payload');
   const attr = problem.attr ? `${prefix}.${problem.attr}` : prefix;
@@ -38,7 +42,12 @@ function fromEngage(body: Record<string, unknown>): RawEvent {
   const properties: Record<string, unknown> = {};
   if (isObject(body.$set)) properties.$set = body.$set;
   if (isObject(body.$set_once)) properties.$set_once = body.$set_once;
-  return { event: '$identify', api_key: body.api_key ?? body.$token, distinct_id: body.$distinct_id, properties };
+  return {
+    event: '$identify',
+    api_key: body.api_key ?? body.$token,
+    distinct_id: body.$distinct_id,
+    properties,
+  };
 }
 
 export function unpackBody(value: unknown, opts: { engage?: boolean } = {}): UnpackedBody {
@@ -47,9 +56,20 @@ export function unpackBody(value: unknown, opts: { engage?: boolean } = {}): Unp
       if (!validateEvent(e)) throw invalidTypes(validateEvent.errors, String(i));
     });
     const events = value as RawEvent[];
-    return { token: events.map(tokenOf).find((t) => t !== undefined), historical: false, sentAt: undefined, events, single: false };
+    return {
+      token: events.map(tokenOf).find((t) => t !== undefined),
+      historical: false,
+      sentAt: undefined,
+      events,
+      single: false,
+    };
   }
-  if (!isObject(value)) throw new ValidationError('Request body must be a JSON object or array of events.', null, 'invalid_payload');
+  if (!isObject(value))
+    throw new ValidationError(
+      'Request body must be a JSON object or array of events.',
+      null,
+      'invalid_payload',
+    );
   if ('batch' in value) {
     if (!validateBatch(value)) throw invalidTypes(validateBatch.errors, null);
     const events = value.batch as RawEvent[];
@@ -75,9 +95,13 @@ export function checkTokenShape(token: unknown): string {
   if (typeof token !== 'string') throw new AuthenticationError(INVALID_KEY, 'invalid_api_key');
   const trimmed = token.trim();
   if (trimmed === '') throw new AuthenticationError(MISSING_KEY, 'missing_api_key');
-  if (trimmed.length > 64 || !/^[\x21-\x7e]+$/.test(trimmed)) throw new AuthenticationError(INVALID_KEY, 'invalid_api_key');
+  if (trimmed.length > 64 || !/^[\x21-\x7e]+$/.test(trimmed))
+    throw new AuthenticationError(INVALID_KEY, 'invalid_api_key');
   if (trimmed.startsWith('phx_')) {
-    throw new AuthenticationError('A personal API key was sent; capture takes the project API key (phc_...).', 'invalid_api_key');
+    throw new AuthenticationError(
+      'A personal API key was sent; capture takes the project API key (phc_...).',
+      'invalid_api_key',
+    );
   }
   return trimmed;
 }

@@ -34,7 +34,10 @@ export function createKeyLimiter(opts: KeyLimiterOptions): KeyLimiter {
         bucket = { tokens: opts.burst, updatedAt: t };
         buckets.set(key, bucket);
       } else if (t > bucket.updatedAt) {
-        bucket.tokens = Math.min(opts.burst, bucket.tokens + ((t - bucket.updatedAt) / 1000) * opts.ratePerSecond);
+        bucket.tokens = Math.min(
+          opts.burst,
+          bucket.tokens + ((t - bucket.updatedAt) / 1000) * opts.ratePerSecond,
+        );
         bucket.updatedAt = t;
       }
       if (bucket.tokens < 1) return false;

@@ -12,7 +12,8 @@ export function corsMiddleware(): RequestHandler {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
       res.setHeader(
         'Access-Control-Allow-Headers',
-        (req.headers['access-control-request-headers'] as string | undefined) ?? 'X-Requested-With, Content-Type',
+        (req.headers['access-control-request-headers'] as string | undefined) ??
+          'X-Requested-With, Content-Type',
       );
       res.setHeader('Access-Control-Max-Age', '86400');
       res.status(204).end();

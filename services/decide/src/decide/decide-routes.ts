@@ -40,13 +40,18 @@ export function decideRoutes(deps: DecideRoutesDeps): Router {
       });
 
       const token = nonEmptyString(body.api_key) ?? nonEmptyString(body.token) ?? nonEmptyString(body.$token);
-      if (!token) throw new AuthenticationError(`API key not provided. ${INVALID_KEY_DETAIL}`, 'invalid_api_key');
+      if (!token)
+        throw new AuthenticationError(`API key not provided. ${INVALID_KEY_DETAIL}`, 'invalid_api_key');
       const project = await deps.projects.resolve(token);
       if (!project) throw new AuthenticationError(INVALID_KEY_DETAIL, 'invalid_api_key');
 
       const distinctId = body.distinct_id;
       if (distinctId === undefined || distinctId === null || String(distinctId).trim() === '') {
-        throw new ValidationError('The distinct_id field is missing from the request.', 'distinct_id', 'required');
+        throw new ValidationError(
+          'The distinct_id field is missing from the request.',
+          'distinct_id',
+          'required',
+        );
       }
       if (!validateDecide(body)) {
         const problem = describeAjvError(validateDecide.errors);
@@ -63,7 +68,10 @@ export function decideRoutes(deps: DecideRoutesDeps): Router {
         personProperties: (body.person_properties ?? {}) as Record<string, unknown>,
         groups,
         groupProperties: (body.group_properties ?? {}) as Record<string, Record<string, unknown>>,
-        ip: deps.geoipEnabled && body.geoip_disable !== true ? clientIp(req.headers['x-forwarded-for'], req.socket.remoteAddress) : undefined,
+        ip:
+          deps.geoipEnabled && body.geoip_disable !== true
+            ? clientIp(req.headers['x-forwarded-for'], req.socket.remoteAddress)
+            : undefined,
         disableFlags: body.disable_flags === true,
       });
       if (result.errorsWhileComputingFlags) outcome = 'partial';

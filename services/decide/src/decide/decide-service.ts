@@ -36,7 +36,11 @@ export interface RedisHealth {
 }
 
 /** After a failed round trip, requests skip Redis for a moment instead of each waiting out a timeout. */
-export function createRedisHealth(opts: { backoffMs: number; onFailure?: (err: unknown) => void; now?: () => number }): RedisHealth {
+export function createRedisHealth(opts: {
+  backoffMs: number;
+  onFailure?: (err: unknown) => void;
+  now?: () => number;
+}): RedisHealth {
   const now = opts.now ?? Date.now;
   let downUntil = 0;
   return {
@@ -69,12 +73,18 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
 
   // Flag list: the in-process copy, else one Redis MGET, else Postgres. Quota usage is counted
   // in process and sent to Redis in batches (see quota.ts), so a cache hit costs no round trip.
-  async function projectAndQuota(ref: ProjectRef, at: Date): Promise<{ project: ProjectFlags; limited: boolean }> {
+  async function projectAndQuota(
+    ref: ProjectRef,
+    at: Date,
+  ): Promise<{ project: ProjectFlags; limited: boolean }> {
     const limitedPromise = deps.quotaStore
       .quota(ref.organizationId)
       .then((quota) => deps.usage.count(ref.organizationId, quota, at))
       .catch((err: Error) => {
-        logger.warn('could not check the flag quota; not limiting', { organizationId: ref.organizationId, err: err.message });
+        logger.warn('could not check the flag quota; not limiting', {
+          organizationId: ref.organizationId,
+          err: err.message,
+        });
         return false;
       });
     let project = deps.flagStore.cached(ref.teamId);
@@ -82,7 +92,10 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
     let redisOk = deps.redisHealth.usable();
     if (!project && redisOk) {
       try {
-        project = deps.flagStore.fromRedis(ref.teamId, await deps.redis.mget(...deps.flagStore.redisKeys(ref.teamId)));
+        project = deps.flagStore.fromRedis(
+          ref.teamId,
+          await deps.redis.mget(...deps.flagStore.redisKeys(ref.teamId)),
+        );
         source = 'redis';
       } catch (err) {
         redisOk = false;
@@ -115,7 +128,9 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
         ...input.personProperties,
       };
 
-      const needPerson = [...project.personKeys].some((k) => !Object.prototype.hasOwnProperty.call(overrides, k));
+      const needPerson = [...project.personKeys].some(
+        (k) => !Object.prototype.hasOwnProperty.call(overrides, k),
+      );
       const groupRefs = missingGroupRefs(project, input);
       const continuity = project.continuityKeys.length > 0;
 
@@ -175,7 +190,8 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
         flags = project.prepared
           .filter(({ flag, personKeys, groupIndexes }) => {
             const broken =
-              (failed.person && personKeys.some((k) => !Object.prototype.hasOwnProperty.call(overrides, k))) ||
+              (failed.person &&
+                personKeys.some((k) => !Object.prototype.hasOwnProperty.call(overrides, k))) ||
               groupIndexes.some((i) => failed.groups.has(i)) ||
               (failed.continuity && flag.ensure_experience_continuity);
             if (broken) {
@@ -206,7 +222,9 @@ function missingGroupRefs(project: ProjectFlags, input: DecideInput): GroupRef[]
   for (const [index, keys] of project.groupKeys) {
     const name = project.groupTypes[index];
     if (name === undefined) continue;
-    const groupKey = Object.prototype.hasOwnProperty.call(input.groups, name) ? input.groups[name] : undefined;
+    const groupKey = Object.prototype.hasOwnProperty.call(input.groups, name)
+      ? input.groups[name]
+      : undefined;
     if (groupKey === undefined || groupKey === '') continue;
     const given = input.groupProperties[name] ?? {};
     if ([...keys].some((k) => !Object.prototype.hasOwnProperty.call(given, k))) {

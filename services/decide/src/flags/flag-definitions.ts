@@ -57,13 +57,18 @@ export function toFlagDefinition(raw: unknown, teamId: number): FlagDefinition |
     filters: (filters ?? {}) as FlagDefinition['filters'],
     active: r.active !== false,
     deleted: r.deleted === true,
-    ensure_experience_continuity: pick(r, 'ensure_experience_continuity', 'ensureExperienceContinuity') === true,
+    ensure_experience_continuity:
+      pick(r, 'ensure_experience_continuity', 'ensureExperienceContinuity') === true,
     version: Number.isFinite(version) ? version : 1,
     has_encrypted_payloads: pick(r, 'has_encrypted_payloads', 'hasEncryptedPayloads') === true,
   };
 }
 
-export function prepareProjectFlags(teamId: number, rawFlags: unknown[], groupTypes: Record<number, string>): ProjectFlags {
+export function prepareProjectFlags(
+  teamId: number,
+  rawFlags: unknown[],
+  groupTypes: Record<number, string>,
+): ProjectFlags {
   const flags = rawFlags
     .map((raw) => toFlagDefinition(raw, teamId))
     .filter((f): f is FlagDefinition => f !== undefined && f.active && !f.deleted);
@@ -75,7 +80,8 @@ export function prepareProjectFlags(teamId: number, rawFlags: unknown[], groupTy
       personKeys = [...requiredPersonProperties([flag])];
       groupIndexes = [...requiredGroupProperties([flag]).keys()];
       const aggregation = flag.filters?.aggregation_group_type_index;
-      if (typeof aggregation === 'number' && !groupIndexes.includes(aggregation)) groupIndexes.push(aggregation);
+      if (typeof aggregation === 'number' && !groupIndexes.includes(aggregation))
+        groupIndexes.push(aggregation);
     } catch {
       // see above
     }

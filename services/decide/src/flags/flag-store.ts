@@ -60,7 +60,9 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
            FROM feature_flags WHERE team_id = $1 AND NOT deleted ORDER BY id`,
         [teamId],
       ),
-      opts.pool.query('SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1', [teamId]),
+      opts.pool.query('SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1', [
+        teamId,
+      ]),
     ]);
     const groupTypes: Record<number, string> = {};
     for (const row of groupRows.rows as Array<{ group_type: string; group_type_index: number }>) {
@@ -76,7 +78,9 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
         .set(redisKeys.flags(teamId), list, 'EX', ttl, 'NX')
         .set(redisKeys.groupTypes(teamId), JSON.stringify(groupTypes), 'EX', ttl, 'NX')
         .exec()
-        .catch((err: Error) => opts.logger.warn('could not write flags back to redis', { teamId, err: err.message }));
+        .catch((err: Error) =>
+          opts.logger.warn('could not write flags back to redis', { teamId, err: err.message }),
+        );
     }
     return remember(project, gen);
   }

@@ -50,7 +50,10 @@ export function geoipProperties(record: CityResponse | null | undefined): Record
  * The client address: the first X-Forwarded-For entry (the original client, as the edge
  * appends), else the socket's peer. IPv4-mapped IPv6 and an IPv4 ":port" suffix are undone.
  */
-export function clientIp(forwardedFor: string | string[] | undefined, remoteAddress: string | undefined): string | undefined {
+export function clientIp(
+  forwardedFor: string | string[] | undefined,
+  remoteAddress: string | undefined,
+): string | undefined {
   const header = Array.isArray(forwardedFor) ? forwardedFor[0] : forwardedFor;
   const first = header?.split(',')[0]?.trim();
   const candidate = first || remoteAddress;

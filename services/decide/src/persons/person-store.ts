@@ -24,7 +24,12 @@ export interface PersonStore {
    * identifying, store it as the hash key of every continuity flag the person has no key for
    * yet (first write wins, as in PostHog), then return flag key -> hash key.
    */
-  hashKeyOverrides(teamId: number, distinctId: string, anonDistinctId: string | undefined, flagKeys: string[]): Promise<Record<string, string>>;
+  hashKeyOverrides(
+    teamId: number,
+    distinctId: string,
+    anonDistinctId: string | undefined,
+    flagKeys: string[],
+  ): Promise<Record<string, string>>;
   stats(): PersonStoreStats;
 }
 
@@ -79,7 +84,11 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
       }
       if (missing.length === 0) return out;
       stats.groupQueries++;
-      const { rows } = await opts.pool.query<{ group_type_index: number; group_key: string; group_properties: unknown }>(
+      const { rows } = await opts.pool.query<{
+        group_type_index: number;
+        group_key: string;
+        group_properties: unknown;
+      }>(
         `SELECT g.group_type_index, g.group_key, g.group_properties
            FROM groups g
            JOIN unnest($2::int[], $3::text[]) AS want(idx, key)
@@ -87,7 +96,12 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
           WHERE g.team_id = $1`,
         [teamId, missing.map((r) => r.groupTypeIndex), missing.map((r) => r.groupKey)],
       );
-      const found = new Map(rows.map((r) => [groupCacheKey({ groupTypeIndex: r.group_type_index, groupKey: r.group_key }), asObject(r.group_properties)]));
+      const found = new Map(
+        rows.map((r) => [
+          groupCacheKey({ groupTypeIndex: r.group_type_index, groupKey: r.group_key }),
+          asObject(r.group_properties),
+        ]),
+      );
       for (const ref of missing) {
         const key = groupCacheKey(ref);
         const props = found.get(key) ?? null;
@@ -117,7 +131,11 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
           [teamId, distinctIds, anon, flagKeys],
         );
       }
-      const { rows } = await opts.pool.query<{ distinct_id: string; feature_flag_key: string; hash_key: string }>(
+      const { rows } = await opts.pool.query<{
+        distinct_id: string;
+        feature_flag_key: string;
+        hash_key: string;
+      }>(
         `SELECT pdi.distinct_id, o.feature_flag_key, o.hash_key
            FROM feature_flag_hash_key_overrides o
            JOIN person_distinct_ids pdi ON pdi.person_id = o.person_id AND pdi.team_id = o.team_id
@@ -141,7 +159,8 @@ function asObject(value: unknown): Record<string, unknown> {
   if (typeof value === 'string') {
     try {
       const parsed = JSON.parse(value) as unknown;
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as Record<string, unknown>;
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+        return parsed as Record<string, unknown>;
     } catch {
       // not JSON: no properties
     }

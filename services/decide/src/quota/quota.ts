@@ -47,7 +47,11 @@ export function usageKey(organizationId: string, now: Date): string {
 export const USAGE_TTL_SECONDS = 60 * 24 * 3600;
 
 /** Limited when billing listed the organization, or when this request took usage past quota. */
-export function isQuotaLimited(input: { listed: boolean; usage: number | null; quota: number | null }): boolean {
+export function isQuotaLimited(input: {
+  listed: boolean;
+  usage: number | null;
+  quota: number | null;
+}): boolean {
   if (input.listed) return true;
   return input.quota !== null && input.usage !== null && input.usage > input.quota;
 }
@@ -86,7 +90,10 @@ export function createUsageCounter(opts: {
     const sent = entries.map(([orgId, usage]) => {
       const key = redisKeys.flagUsage(orgId, usage.period);
       const delta = usage.pending;
-      pipeline.incrby(key, delta).expire(key, USAGE_TTL_SECONDS).sismember(redisKeys.quotaLimitedFlags(), orgId);
+      pipeline
+        .incrby(key, delta)
+        .expire(key, USAGE_TTL_SECONDS)
+        .sismember(redisKeys.quotaLimitedFlags(), orgId);
       usage.pending -= delta;
       return { usage, delta };
     });
@@ -129,7 +136,11 @@ export function createUsageCounter(opts: {
       }
       usage.pending++;
       if (fresh && opts.redisUsable()) await sync([[organizationId, usage]]);
-      return isQuotaLimited({ listed: usage.listed, usage: usage.synced ? usage.base + usage.pending : null, quota });
+      return isQuotaLimited({
+        listed: usage.listed,
+        usage: usage.synced ? usage.base + usage.pending : null,
+        quota,
+      });
     },
     flush,
     async stop() {

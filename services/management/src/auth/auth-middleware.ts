@@ -28,14 +28,23 @@ export interface KeyAuthenticator {
 
 /** The bearer token of an Authorization header, or a 401 explaining what is wrong with it. */
 export function parseBearer(header: string | undefined): string {
-  if (!header) throw new AuthenticationError('Authentication credentials were not provided.', 'not_authenticated');
+  if (!header)
+    throw new AuthenticationError('Authentication credentials were not provided.', 'not_authenticated');
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match) throw new AuthenticationError('Invalid Authorization header: expected "Bearer <personal API key>".', 'authentication_failed');
+  if (!match)
+    throw new AuthenticationError(
+      'Invalid Authorization header: expected "Bearer <personal API key>".',
+      'authentication_failed',
+    );
   const token = match[1]!;
   if (token.startsWith('phc_')) {
-    throw new AuthenticationError('A project API key cannot be used here: use a personal API key.', 'authentication_failed');
+    throw new AuthenticationError(
+      'A project API key cannot be used here: use a personal API key.',
+      'authentication_failed',
+    );
   }
-  if (!KEY_RE.test(token)) throw new AuthenticationError('Personal API key is malformed.', 'authentication_failed');
+  if (!KEY_RE.test(token))
+    throw new AuthenticationError('Personal API key is malformed.', 'authentication_failed');
   return token;
 }
 
@@ -51,7 +60,9 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
     lastUsedWritten.set(keyId, t);
     opts.prisma.personalApiKey
       .updateMany({ where: { id: keyId }, data: { lastUsedAt: new Date(t) } })
-      .catch((err: unknown) => opts.logger.warn('could not update last_used_at', { err: (err as Error).message }));
+      .catch((err: unknown) =>
+        opts.logger.warn('could not update last_used_at', { err: (err as Error).message }),
+      );
   }
 
   return {
@@ -71,7 +82,12 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
         cache.delete(hash);
         throw new AuthenticationError('Personal API key is invalid.', 'authentication_failed');
       }
-      const auth: AuthContext = { keyId: row.id, userId: row.user.id, isStaff: row.user.isStaff, scopes: row.scopes };
+      const auth: AuthContext = {
+        keyId: row.id,
+        userId: row.user.id,
+        isStaff: row.user.isStaff,
+        scopes: row.scopes,
+      };
       if (cache.size > 10_000) cache.clear();
       cache.set(hash, { auth, expiresAt: now() + ttlMs });
       touch(row.id);

@@ -6,12 +6,19 @@ import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
 import { resolveProject } from '../projects/project-access';
 import { validateBody } from '../validate';
-import { validateEarlyAccessFeatureCreate, validateEarlyAccessFeatureUpdate } from './early-access-feature-schemas';
+import {
+  validateEarlyAccessFeatureCreate,
+  validateEarlyAccessFeatureUpdate,
+} from './early-access-feature-schemas';
 import type { EarlyAccessFeatureService } from './early-access-feature-service';
 
 const BASE = '/api/projects/:projectId/early_access_feature/';
 
-export function earlyAccessFeatureRoutes(deps: { prisma: PrismaClient; features: EarlyAccessFeatureService; publicUrl?: string }): Router {
+export function earlyAccessFeatureRoutes(deps: {
+  prisma: PrismaClient;
+  features: EarlyAccessFeatureService;
+  publicUrl?: string;
+}): Router {
   const { prisma, features, publicUrl } = deps;
   const router = express.Router();
 

@@ -27,5 +27,9 @@ export const earlyAccessFeatureUpdateSchema = {
 export type EarlyAccessFeatureCreateBody = FromSchema<typeof earlyAccessFeatureCreateSchema>;
 export type EarlyAccessFeatureUpdateBody = FromSchema<typeof earlyAccessFeatureUpdateSchema>;
 
-export const validateEarlyAccessFeatureCreate = compile<EarlyAccessFeatureCreateBody>(earlyAccessFeatureCreateSchema);
-export const validateEarlyAccessFeatureUpdate = compile<EarlyAccessFeatureUpdateBody>(earlyAccessFeatureUpdateSchema);
+export const validateEarlyAccessFeatureCreate = compile<EarlyAccessFeatureCreateBody>(
+  earlyAccessFeatureCreateSchema,
+);
+export const validateEarlyAccessFeatureUpdate = compile<EarlyAccessFeatureUpdateBody>(
+  earlyAccessFeatureUpdateSchema,
+);

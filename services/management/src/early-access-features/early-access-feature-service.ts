@@ -9,7 +9,10 @@ import type { Page } from '../pagination/pagination';
 import { featureFlagJson, type FeatureFlagService } from '../feature-flags/feature-flag-service';
 import { slugifyKey, uniqueKey, withEnrollment, withoutEnrollment } from '../feature-flags/flag-filters';
 import { isUuid } from '../validate';
-import type { EarlyAccessFeatureCreateBody, EarlyAccessFeatureUpdateBody } from './early-access-feature-schemas';
+import type {
+  EarlyAccessFeatureCreateBody,
+  EarlyAccessFeatureUpdateBody,
+} from './early-access-feature-schemas';
 
 type Row = EarlyAccessFeature & { featureFlag: FeatureFlag | null };
 
@@ -27,8 +30,28 @@ export function earlyAccessFeatureJson(f: Row) {
 
 /** The nested flag of spec 2.5: the flag fields it lists, nothing more. */
 function nestedFlagJson(flag: FeatureFlag) {
-  const { id, team_id, name, key, filters, deleted, active, ensure_experience_continuity, has_encrypted_payloads } = featureFlagJson(flag);
-  return { id, team_id, name, key, filters, deleted, active, ensure_experience_continuity, has_encrypted_payloads };
+  const {
+    id,
+    team_id,
+    name,
+    key,
+    filters,
+    deleted,
+    active,
+    ensure_experience_continuity,
+    has_encrypted_payloads,
+  } = featureFlagJson(flag);
+  return {
+    id,
+    team_id,
+    name,
+    key,
+    filters,
+    deleted,
+    active,
+    ensure_experience_continuity,
+    has_encrypted_payloads,
+  };
 }
 
 /** Blank, or an absolute http(s) URL. */
@@ -44,9 +67,20 @@ export function checkDocumentationUrl(value: string | undefined): void {
   if (!ok) throw new ValidationError('Enter a valid URL.', 'documentation_url', 'invalid');
 }
 
-export function createEarlyAccessFeatureService({ prisma, flags }: { prisma: PrismaClient; flags: FeatureFlagService }) {
+export function createEarlyAccessFeatureService({
+  prisma,
+  flags,
+}: {
+  prisma: PrismaClient;
+  flags: FeatureFlagService;
+}) {
   async function find(teamId: number, id: string): Promise<Row> {
-    const row = isUuid(id) ? await prisma.earlyAccessFeature.findFirst({ where: { id: id.toLowerCase(), teamId }, include: { featureFlag: true } }) : null;
+    const row = isUuid(id)
+      ? await prisma.earlyAccessFeature.findFirst({
+          where: { id: id.toLowerCase(), teamId },
+          include: { featureFlag: true },
+        })
+      : null;
     if (!row) throw new NotFoundError();
     return row;
   }
@@ -75,24 +109,59 @@ export function createEarlyAccessFeatureService({ prisma, flags }: { prisma: Pri
       return flags.writeFlags(teamId, async (tx) => {
         let flag: FeatureFlag;
         if (body.feature_flag_id !== undefined) {
-          const linked = await tx.featureFlag.findFirst({ where: { id: body.feature_flag_id, teamId, deleted: false } });
-          if (!linked) throw new ValidationError('Feature flag does not exist in this project.', 'feature_flag_id', 'invalid_input');
-          const used = await tx.earlyAccessFeature.findFirst({ where: { featureFlagId: linked.id }, select: { id: true } });
-          if (used) throw new ValidationError(`Linked feature flag ${linked.key} already has a feature attached.`, 'feature_flag_id', 'invalid_input');
+          const linked = await tx.featureFlag.findFirst({
+            where: { id: body.feature_flag_id, teamId, deleted: false },
+          });
+          if (!linked)
+            throw new ValidationError(
+              'Feature flag does not exist in this project.',
+              'feature_flag_id',
+              'invalid_input',
+            );
+          const used = await tx.earlyAccessFeature.findFirst({
+            where: { featureFlagId: linked.id },
+            select: { id: true },
+          });
+          if (used)
+            throw new ValidationError(
+              `Linked feature flag ${linked.key} already has a feature attached.`,
+              'feature_flag_id',
+              'invalid_input',
+            );
           if ((linked.filters as FlagFilters).multivariate?.variants?.length) {
-            throw new ValidationError('Feature flags with variants are not supported for early access features.', 'feature_flag_id', 'invalid_input');
+            throw new ValidationError(
+              'Feature flags with variants are not supported for early access features.',
+              'feature_flag_id',
+              'invalid_input',
+            );
           }
           flag = await tx.featureFlag.update({
             where: { id: linked.id },
-            data: { filters: withEnrollment(linked.filters as FlagFilters, linked.key) as Prisma.InputJsonValue, version: { increment: 1 } },
+            data: {
+              filters: withEnrollment(linked.filters as FlagFilters, linked.key) as Prisma.InputJsonValue,
+              version: { increment: 1 },
+            },
           });
         } else {
           const base = slugifyKey(body.name);
-          const taken = await tx.featureFlag.findMany({ where: { teamId, deleted: false, key: { startsWith: base } }, select: { key: true } });
+          const taken = await tx.featureFlag.findMany({
+            where: { teamId, deleted: false, key: { startsWith: base } },
+            select: { key: true },
+          });
           const key = uniqueKey(base, new Set(taken.map((t) => t.key)));
-          const filters: FlagFilters = { groups: [{ properties: [], rollout_percentage: 0 }], payloads: {}, multivariate: null };
+          const filters: FlagFilters = {
+            groups: [{ properties: [], rollout_percentage: 0 }],
+            payloads: {},
+            multivariate: null,
+          };
           flag = await tx.featureFlag.create({
-            data: { teamId, key, name: `Feature Flag for Feature ${body.name}`, filters: withEnrollment(filters, key) as Prisma.InputJsonValue, createdById: userId },
+            data: {
+              teamId,
+              key,
+              name: `Feature Flag for Feature ${body.name}`,
+              filters: withEnrollment(filters, key) as Prisma.InputJsonValue,
+              createdById: userId,
+            },
           });
         }
         const feature = await tx.earlyAccessFeature.create({
@@ -129,11 +198,16 @@ export function createEarlyAccessFeatureService({ prisma, flags }: { prisma: Pri
       const feature = await find(teamId, id);
       await flags.writeFlags(teamId, async (tx) => {
         await tx.earlyAccessFeature.delete({ where: { id: feature.id } });
-        const flag = feature.featureFlagId ? await tx.featureFlag.findFirst({ where: { id: feature.featureFlagId, teamId } }) : null;
+        const flag = feature.featureFlagId
+          ? await tx.featureFlag.findFirst({ where: { id: feature.featureFlagId, teamId } })
+          : null;
         if (flag) {
           await tx.featureFlag.update({
             where: { id: flag.id },
-            data: { filters: withoutEnrollment(flag.filters as FlagFilters) as Prisma.InputJsonValue, version: { increment: 1 } },
+            data: {
+              filters: withoutEnrollment(flag.filters as FlagFilters) as Prisma.InputJsonValue,
+              version: { increment: 1 },
+            },
           });
         }
       });

@@ -12,7 +12,8 @@ import { listEvents, personsByDistinctId, type EventFilters } from './event-stor
 
 function stringParam(raw: unknown, name: string): string | undefined {
   if (raw === undefined) return undefined;
-  if (typeof raw !== 'string' || raw.length > 400) throw new ValidationError(`${name} must be a string.`, name, 'invalid_input');
+  if (typeof raw !== 'string' || raw.length > 400)
+    throw new ValidationError(`${name} must be a string.`, name, 'invalid_input');
   return raw;
 }
 
@@ -20,18 +21,32 @@ function dateParam(raw: unknown, name: string): Date | undefined {
   const value = stringParam(raw, name);
   if (value === undefined || value === '') return undefined;
   const date = new Date(value);
-  if (Number.isNaN(date.getTime())) throw new ValidationError(`${name} must be an ISO 8601 date-time.`, name, 'invalid_input');
+  if (Number.isNaN(date.getTime()))
+    throw new ValidationError(`${name} must be an ISO 8601 date-time.`, name, 'invalid_input');
   return date;
 }
 
-export function eventRoutes({ prisma, pool, publicUrl }: { prisma: PrismaClient; pool: pg.Pool; publicUrl?: string }): Router {
+export function eventRoutes({
+  prisma,
+  pool,
+  publicUrl,
+}: {
+  prisma: PrismaClient;
+  pool: pg.Pool;
+  publicUrl?: string;
+}): Router {
   const router = express.Router();
 
   router.get('/api/projects/:projectId/events/', async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'project:read');
     const team = await resolveProject(prisma, auth, req.params.projectId);
-    if (req.query.offset !== undefined) throw new ValidationError('The events list uses cursor pagination: follow next instead of offset.', 'offset', 'invalid_input');
+    if (req.query.offset !== undefined)
+      throw new ValidationError(
+        'The events list uses cursor pagination: follow next instead of offset.',
+        'offset',
+        'invalid_input',
+      );
     const { limit } = parsePage(req.query);
     const filters: EventFilters = {
       event: stringParam(req.query.event, 'event'),
@@ -45,7 +60,13 @@ export function eventRoutes({ prisma, pool, publicUrl }: { prisma: PrismaClient;
     const page = rows.slice(0, limit);
     const persons = await personsByDistinctId(pool, team.id, [...new Set(page.map((r) => r.distinct_id))]);
     const last = page[page.length - 1];
-    const next = rows.length > limit && last ? pageUrl(pageRequestInfo(req, publicUrl), { limit, cursor: encodeCursor({ ts: last.ts_text, uuid: last.uuid }) }) : null;
+    const next =
+      rows.length > limit && last
+        ? pageUrl(pageRequestInfo(req, publicUrl), {
+            limit,
+            cursor: encodeCursor({ ts: last.ts_text, uuid: last.uuid }),
+          })
+        : null;
     res.json({
       next,
       previous: null,

@@ -31,7 +31,12 @@ export interface PersonRef {
   is_identified: boolean;
 }
 
-export async function listEvents(pool: pg.Pool, teamId: number, filters: EventFilters, limit: number): Promise<EventRow[]> {
+export async function listEvents(
+  pool: pg.Pool,
+  teamId: number,
+  filters: EventFilters,
+  limit: number,
+): Promise<EventRow[]> {
   const where = ['team_id = $1'];
   const params: unknown[] = [teamId];
   const add = (clause: (p: string) => string, value: unknown) => {
@@ -54,14 +59,35 @@ export async function listEvents(pool: pg.Pool, teamId: number, filters: EventFi
 }
 
 /** distinct id -> person, for the distinct ids of one page. */
-export async function personsByDistinctId(pool: pg.Pool, teamId: number, distinctIds: string[]): Promise<Map<string, PersonRef>> {
+export async function personsByDistinctId(
+  pool: pg.Pool,
+  teamId: number,
+  distinctIds: string[],
+): Promise<Map<string, PersonRef>> {
   if (distinctIds.length === 0) return new Map();
-  const { rows } = await pool.query<{ distinct_id: string; uuid: string; properties: Record<string, unknown>; is_identified: boolean; all_ids: string[] }>(
+  const { rows } = await pool.query<{
+    distinct_id: string;
+    uuid: string;
+    properties: Record<string, unknown>;
+    is_identified: boolean;
+    all_ids: string[];
+  }>(
     `SELECT d.distinct_id, p.uuid, p.properties, p.is_identified,
             (SELECT array_agg(d2.distinct_id ORDER BY d2.id) FROM person_distinct_ids d2 WHERE d2.person_id = p.id) AS all_ids
        FROM person_distinct_ids d JOIN persons p ON p.id = d.person_id
       WHERE d.team_id = $1 AND d.distinct_id = ANY($2::text[])`,
     [teamId, distinctIds],
   );
-  return new Map(rows.map((r) => [r.distinct_id, { id: r.uuid, uuid: r.uuid, distinct_ids: r.all_ids ?? [], properties: r.properties, is_identified: r.is_identified }]));
+  return new Map(
+    rows.map((r) => [
+      r.distinct_id,
+      {
+        id: r.uuid,
+        uuid: r.uuid,
+        distinct_ids: r.all_ids ?? [],
+        properties: r.properties,
+        is_identified: r.is_identified,
+      },
+    ]),
+  );
 }

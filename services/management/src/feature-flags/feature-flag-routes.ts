@@ -18,7 +18,15 @@ function flagId(param: string): number {
   return id;
 }
 
-export function featureFlagRoutes({ prisma, flags, publicUrl }: { prisma: PrismaClient; flags: FeatureFlagService; publicUrl?: string }): Router {
+export function featureFlagRoutes({
+  prisma,
+  flags,
+  publicUrl,
+}: {
+  prisma: PrismaClient;
+  flags: FeatureFlagService;
+  publicUrl?: string;
+}): Router {
   const router = express.Router();
 
   router.get(BASE, async (req, res) => {

@@ -16,9 +16,13 @@ import { checkFlagFilters } from './flag-filters';
 const FLAG_LOCK_NAMESPACE = 7_246_001;
 
 export type Tx = Prisma.TransactionClient;
-type FlagRow = FeatureFlag & { createdBy?: Pick<User, 'id' | 'uuid' | 'distinctId' | 'firstName' | 'lastName' | 'email'> | null };
+type FlagRow = FeatureFlag & {
+  createdBy?: Pick<User, 'id' | 'uuid' | 'distinctId' | 'firstName' | 'lastName' | 'email'> | null;
+};
 
-const createdBySelect = { select: { id: true, uuid: true, distinctId: true, firstName: true, lastName: true, email: true } } as const;
+const createdBySelect = {
+  select: { id: true, uuid: true, distinctId: true, firstName: true, lastName: true, email: true },
+} as const;
 
 export function toFlagDefinition(f: FeatureFlag): FlagDefinition {
   return {
@@ -50,26 +54,49 @@ export function featureFlagJson(f: FlagRow) {
     version: f.version,
     created_at: f.createdAt.toISOString(),
     created_by: f.createdBy
-      ? { id: f.createdBy.id, uuid: f.createdBy.uuid, distinct_id: f.createdBy.distinctId, first_name: f.createdBy.firstName, last_name: f.createdBy.lastName, email: f.createdBy.email }
+      ? {
+          id: f.createdBy.id,
+          uuid: f.createdBy.uuid,
+          distinct_id: f.createdBy.distinctId,
+          first_name: f.createdBy.firstName,
+          last_name: f.createdBy.lastName,
+          email: f.createdBy.email,
+        }
       : null,
   };
 }
 
 export type FeatureFlagJson = ReturnType<typeof featureFlagJson>;
 
-export function createFeatureFlagService({ prisma, redis, logger }: { prisma: PrismaClient; redis: Redis; logger: Logger }) {
+export function createFeatureFlagService({
+  prisma,
+  redis,
+  logger,
+}: {
+  prisma: PrismaClient;
+  redis: Redis;
+  logger: Logger;
+}) {
   /** Runs `fn` under the project's flag lock and publishes the resulting flag list before commit. */
   async function writeFlags<T>(teamId: number, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return prisma.$transaction(
       async (tx) => {
         await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${FLAG_LOCK_NAMESPACE}::int, ${teamId}::int)) AS l`;
         const out = await fn(tx);
-        const flags = await tx.featureFlag.findMany({ where: { teamId, deleted: false }, orderBy: { id: 'asc' } });
+        const flags = await tx.featureFlag.findMany({
+          where: { teamId, deleted: false },
+          orderBy: { id: 'asc' },
+        });
         try {
           await writeFlagList(redis, { teamId, updatedAt: Date.now(), flags: flags.map(toFlagDefinition) });
         } catch (err) {
-          logger.warn('flag list not written to redis; rolling back', { teamId, err: (err as Error).message });
-          throw new ServiceUnavailableError('The flag cache is unavailable; the change was not saved. Retry later.');
+          logger.warn('flag list not written to redis; rolling back', {
+            teamId,
+            err: (err as Error).message,
+          });
+          throw new ServiceUnavailableError(
+            'The flag cache is unavailable; the change was not saved. Retry later.',
+          );
         }
         return out;
       },
@@ -82,12 +109,19 @@ export function createFeatureFlagService({ prisma, redis, logger }: { prisma: Pr
     const indexes =
       index === undefined || index === null
         ? new Set<number>()
-        : new Set((await tx.groupTypeMapping.findMany({ where: { teamId }, select: { groupTypeIndex: true } })).map((g) => g.groupTypeIndex));
+        : new Set(
+            (await tx.groupTypeMapping.findMany({ where: { teamId }, select: { groupTypeIndex: true } })).map(
+              (g) => g.groupTypeIndex,
+            ),
+          );
     checkFlagFilters(filters, indexes);
   }
 
   async function checkKeyFree(tx: Tx, teamId: number, key: string, exceptId?: number) {
-    const clash = await tx.featureFlag.findFirst({ where: { teamId, key, deleted: false, ...(exceptId ? { id: { not: exceptId } } : {}) }, select: { id: true } });
+    const clash = await tx.featureFlag.findFirst({
+      where: { teamId, key, deleted: false, ...(exceptId ? { id: { not: exceptId } } : {}) },
+      select: { id: true },
+    });
     if (clash) throw new ValidationError('There is already a feature flag with this key.', 'key', 'unique');
   }
 
@@ -97,7 +131,8 @@ export function createFeatureFlagService({ prisma, redis, logger }: { prisma: Pr
     return flag;
   }
 
-  const withCreator = (tx: Tx | PrismaClient, id: number) => tx.featureFlag.findUniqueOrThrow({ where: { id }, include: { createdBy: createdBySelect } });
+  const withCreator = (tx: Tx | PrismaClient, id: number) =>
+    tx.featureFlag.findUniqueOrThrow({ where: { id }, include: { createdBy: createdBySelect } });
 
   return {
     writeFlags,
@@ -107,7 +142,13 @@ export function createFeatureFlagService({ prisma, redis, logger }: { prisma: Pr
       const where = { teamId, deleted: false };
       const [count, rows] = await Promise.all([
         prisma.featureFlag.count({ where }),
-        prisma.featureFlag.findMany({ where, orderBy: { id: 'desc' }, skip: page.offset, take: page.limit, include: { createdBy: createdBySelect } }),
+        prisma.featureFlag.findMany({
+          where,
+          orderBy: { id: 'desc' },
+          skip: page.offset,
+          take: page.limit,
+          include: { createdBy: createdBySelect },
+        }),
       ]);
       return { count, results: rows.map(featureFlagJson) };
     },
@@ -144,7 +185,8 @@ export function createFeatureFlagService({ prisma, redis, logger }: { prisma: Pr
         if (body.key !== undefined && body.key !== flag.key) await checkKeyFree(tx, teamId, body.key, id);
         let filters = body.filters as FlagFilters | undefined;
         if (filters) await checkFilters(tx, teamId, filters);
-        if (body.key !== undefined && body.key !== flag.key) filters = renameEnrollment(filters ?? (flag.filters as FlagFilters), body.key);
+        if (body.key !== undefined && body.key !== flag.key)
+          filters = renameEnrollment(filters ?? (flag.filters as FlagFilters), body.key);
         await tx.featureFlag.update({
           where: { id },
           data: {
@@ -152,7 +194,9 @@ export function createFeatureFlagService({ prisma, redis, logger }: { prisma: Pr
             ...(body.name !== undefined ? { name: body.name } : {}),
             ...(filters !== undefined ? { filters: filters as Prisma.InputJsonValue } : {}),
             ...(body.active !== undefined ? { active: body.active } : {}),
-            ...(body.ensure_experience_continuity !== undefined ? { ensureExperienceContinuity: body.ensure_experience_continuity } : {}),
+            ...(body.ensure_experience_continuity !== undefined
+              ? { ensureExperienceContinuity: body.ensure_experience_continuity }
+              : {}),
             ...(body.deleted !== undefined ? { deleted: body.deleted } : {}),
             version: { increment: 1 },
           },
@@ -174,8 +218,16 @@ export function createFeatureFlagService({ prisma, redis, logger }: { prisma: Pr
 
 /** PostHog refuses to delete a flag an early access feature still uses. */
 async function checkNotInUse(tx: Tx, flagId: number) {
-  const feature = await tx.earlyAccessFeature.findFirst({ where: { featureFlagId: flagId }, select: { id: true } });
-  if (feature) throw new ValidationError('Cannot delete a feature flag that is in use with early access features. Delete the early access feature first.', 'deleted', 'in_use');
+  const feature = await tx.earlyAccessFeature.findFirst({
+    where: { featureFlagId: flagId },
+    select: { id: true },
+  });
+  if (feature)
+    throw new ValidationError(
+      'Cannot delete a feature flag that is in use with early access features. Delete the early access feature first.',
+      'deleted',
+      'in_use',
+    );
 }
 
 /** A renamed flag keeps its enrollment condition pointing at the new key (as PostHog does). */
@@ -185,7 +237,9 @@ function renameEnrollment(filters: FlagFilters, newKey: string): FlagFilters {
     ...filters,
     super_groups: filters.super_groups.map((g) => ({
       ...g,
-      properties: (g.properties ?? []).map((p) => (p.key.startsWith('$feature_enrollment/') ? { ...p, key: `$feature_enrollment/${newKey}` } : p)),
+      properties: (g.properties ?? []).map((p) =>
+        p.key.startsWith('$feature_enrollment/') ? { ...p, key: `$feature_enrollment/${newKey}` } : p,
+      ),
     })),
   };
 }

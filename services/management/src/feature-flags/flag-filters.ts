@@ -17,12 +17,20 @@ export function checkFlagFilters(filters: FlagFilters, groupTypeIndexes: Readonl
     // Percentages may be fractional; compare with a tolerance so 33.33+33.33+33.34 passes.
     const sum = variants.reduce((acc, v) => acc + v.rollout_percentage, 0);
     if (Math.abs(sum - 100) > 1e-9) {
-      throw new ValidationError('Invalid variant definitions: Variant rollout percentages must sum to 100.', 'filters', 'invalid_input');
+      throw new ValidationError(
+        'Invalid variant definitions: Variant rollout percentages must sum to 100.',
+        'filters',
+        'invalid_input',
+      );
     }
   }
   for (const group of [...(filters.groups ?? []), ...(filters.super_groups ?? [])]) {
     if (group.variant !== undefined && group.variant !== null && !variantKeys.has(group.variant)) {
-      throw new ValidationError(`Filters are not valid (variant override "${group.variant}" does not exist on the flag).`, 'filters', 'invalid_input');
+      throw new ValidationError(
+        `Filters are not valid (variant override "${group.variant}" does not exist on the flag).`,
+        'filters',
+        'invalid_input',
+      );
     }
   }
   for (const key of Object.keys(filters.payloads ?? {})) {
@@ -34,7 +42,11 @@ export function checkFlagFilters(filters: FlagFilters, groupTypeIndexes: Readonl
   }
   const index = filters.aggregation_group_type_index;
   if (index !== undefined && index !== null && !groupTypeIndexes.has(index)) {
-    throw new ValidationError(`Group type index ${index} does not exist in this project.`, 'filters', 'invalid_input');
+    throw new ValidationError(
+      `Group type index ${index} does not exist in this project.`,
+      'filters',
+      'invalid_input',
+    );
   }
 }
 
@@ -42,7 +54,9 @@ export function checkFlagFilters(filters: FlagFilters, groupTypeIndexes: Readonl
 export function enrollmentSuperGroups(flagKey: string): FlagConditionGroup[] {
   return [
     {
-      properties: [{ key: enrollmentPropertyKey(flagKey), type: 'person', operator: 'exact', value: ['true'] }],
+      properties: [
+        { key: enrollmentPropertyKey(flagKey), type: 'person', operator: 'exact', value: ['true'] },
+      ],
       rollout_percentage: 100,
     },
   ];

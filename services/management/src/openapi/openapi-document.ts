@@ -2,11 +2,23 @@
 // handlers validate with (imported, not copied), so the document cannot drift from the checks.
 // Response shapes are described here for client generators.
 import { SCOPES } from '@sett/keys';
-import { earlyAccessFeatureCreateSchema, earlyAccessFeatureUpdateSchema } from '../early-access-features/early-access-feature-schemas';
-import { featureFlagCreateSchema, featureFlagUpdateSchema, flagFiltersSchema } from '../feature-flags/feature-flag-schemas';
+import {
+  earlyAccessFeatureCreateSchema,
+  earlyAccessFeatureUpdateSchema,
+} from '../early-access-features/early-access-feature-schemas';
+import {
+  featureFlagCreateSchema,
+  featureFlagUpdateSchema,
+  flagFiltersSchema,
+} from '../feature-flags/feature-flag-schemas';
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../pagination/pagination';
 import { personalApiKeyCreateSchema } from '../personal-api-keys/personal-api-key-schemas';
-import { hedgehogConfigSchema, scenePersonalisationSchema, userUpdateSchema, validate2faSchema } from '../users/user-schemas';
+import {
+  hedgehogConfigSchema,
+  scenePersonalisationSchema,
+  userUpdateSchema,
+  validate2faSchema,
+} from '../users/user-schemas';
 
 /** Request schemas by component name: the same objects the validators were compiled from. */
 export const requestSchemas = {
@@ -34,62 +46,151 @@ const responseSchemas = {
   Team: {
     type: 'object',
     properties: {
-      id: int, uuid: { type: 'string', format: 'uuid' }, organization: { type: 'string', format: 'uuid' }, project_id: { type: 'integer', format: 'int64' },
-      api_token: str, name: str, completed_snippet_onboarding: bool, has_completed_onboarding_for: any, ingested_event: bool, is_demo: bool,
-      timezone: str, access_control: bool,
+      id: int,
+      uuid: { type: 'string', format: 'uuid' },
+      organization: { type: 'string', format: 'uuid' },
+      project_id: { type: 'integer', format: 'int64' },
+      api_token: str,
+      name: str,
+      completed_snippet_onboarding: bool,
+      has_completed_onboarding_for: any,
+      ingested_event: bool,
+      is_demo: bool,
+      timezone: str,
+      access_control: bool,
     },
   },
   Organization: {
     type: 'object',
     properties: {
-      id: { type: 'string', format: 'uuid' }, name: str, slug: str, logo_media_id: strN, created_at: dt, updated_at: dt,
-      membership_level: { type: ['integer', 'null'] }, plugins_access_level: int, teams: { type: 'array', items: ref('Team') },
-      projects: { type: 'array', items: { type: 'object' } }, available_product_features: { type: 'array', items: any },
-      is_member_join_email_enabled: bool, metadata: strN, customer_id: strN, enforce_2fa: { type: ['boolean', 'null'] },
-      member_count: str, is_ai_data_processing_approved: { type: ['boolean', 'null'] },
+      id: { type: 'string', format: 'uuid' },
+      name: str,
+      slug: str,
+      logo_media_id: strN,
+      created_at: dt,
+      updated_at: dt,
+      membership_level: { type: ['integer', 'null'] },
+      plugins_access_level: int,
+      teams: { type: 'array', items: ref('Team') },
+      projects: { type: 'array', items: { type: 'object' } },
+      available_product_features: { type: 'array', items: any },
+      is_member_join_email_enabled: bool,
+      metadata: strN,
+      customer_id: strN,
+      enforce_2fa: { type: ['boolean', 'null'] },
+      member_count: str,
+      is_ai_data_processing_approved: { type: ['boolean', 'null'] },
     },
   },
   OrganizationSummary: {
     type: 'object',
-    properties: { id: { type: 'string', format: 'uuid' }, name: str, slug: str, logo_media_id: strN, membership_level: { type: ['integer', 'null'] } },
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      name: str,
+      slug: str,
+      logo_media_id: strN,
+      membership_level: { type: ['integer', 'null'] },
+    },
   },
   User: {
     type: 'object',
     properties: {
-      date_joined: dt, uuid: { type: 'string', format: 'uuid' }, distinct_id: str, first_name: str, last_name: str, email: { type: 'string', format: 'email' },
-      pending_email: strN, is_email_verified: bool, notification_settings: { type: 'object' }, anonymize_data: bool, toolbar_mode: strN,
-      has_password: bool, is_staff: bool, is_impersonated: bool, is_impersonated_until: strN, sensitive_session_expires_at: strN,
-      team: { anyOf: [ref('Team'), { type: 'null' }] }, organization: { anyOf: [ref('Organization'), { type: 'null' }] },
-      organizations: { type: 'array', items: ref('OrganizationSummary') }, events_column_config: any, is_2fa_enabled: bool, has_social_auth: bool,
-      has_seen_product_intro_for: any, scene_personalisation: { type: 'array', items: { type: 'object', properties: { scene: str, dashboard: int } } },
-      theme_mode: strN, hedgehog_config: any, role_at_organization: strN,
+      date_joined: dt,
+      uuid: { type: 'string', format: 'uuid' },
+      distinct_id: str,
+      first_name: str,
+      last_name: str,
+      email: { type: 'string', format: 'email' },
+      pending_email: strN,
+      is_email_verified: bool,
+      notification_settings: { type: 'object' },
+      anonymize_data: bool,
+      toolbar_mode: strN,
+      has_password: bool,
+      is_staff: bool,
+      is_impersonated: bool,
+      is_impersonated_until: strN,
+      sensitive_session_expires_at: strN,
+      team: { anyOf: [ref('Team'), { type: 'null' }] },
+      organization: { anyOf: [ref('Organization'), { type: 'null' }] },
+      organizations: { type: 'array', items: ref('OrganizationSummary') },
+      events_column_config: any,
+      is_2fa_enabled: bool,
+      has_social_auth: bool,
+      has_seen_product_intro_for: any,
+      scene_personalisation: {
+        type: 'array',
+        items: { type: 'object', properties: { scene: str, dashboard: int } },
+      },
+      theme_mode: strN,
+      hedgehog_config: any,
+      role_at_organization: strN,
     },
   },
   FeatureFlag: {
     type: 'object',
     properties: {
-      id: int, team_id: int, name: str, key: str, filters: ref('FeatureFlagFilters'), deleted: bool, active: bool, ensure_experience_continuity: bool,
-      has_encrypted_payloads: bool, version: int, created_at: dt, created_by: { type: ['object', 'null'] },
+      id: int,
+      team_id: int,
+      name: str,
+      key: str,
+      filters: ref('FeatureFlagFilters'),
+      deleted: bool,
+      active: bool,
+      ensure_experience_continuity: bool,
+      has_encrypted_payloads: bool,
+      version: int,
+      created_at: dt,
+      created_by: { type: ['object', 'null'] },
     },
   },
   EarlyAccessFeature: {
     type: 'object',
     properties: {
-      id: { type: 'string', format: 'uuid' }, feature_flag: { anyOf: [ref('FeatureFlag'), { type: 'null' }] }, feature_flag_id: { ...int, description: 'only in the create response' },
-      name: str, description: str, stage: str, documentation_url: str, created_at: dt,
+      id: { type: 'string', format: 'uuid' },
+      feature_flag: { anyOf: [ref('FeatureFlag'), { type: 'null' }] },
+      feature_flag_id: { ...int, description: 'only in the create response' },
+      name: str,
+      description: str,
+      stage: str,
+      documentation_url: str,
+      created_at: dt,
     },
   },
   PersonalApiKey: {
     type: 'object',
-    properties: { id: str, label: str, mask_value: str, scopes: { type: 'array', items: str }, created_at: dt, last_used_at: { type: ['string', 'null'], format: 'date-time' }, value: { ...str, description: 'only in the create response' } },
+    properties: {
+      id: str,
+      label: str,
+      mask_value: str,
+      scopes: { type: 'array', items: str },
+      created_at: dt,
+      last_used_at: { type: ['string', 'null'], format: 'date-time' },
+      value: { ...str, description: 'only in the create response' },
+    },
   },
   Event: {
     type: 'object',
-    properties: { id: { type: 'string', format: 'uuid' }, uuid: { type: 'string', format: 'uuid' }, event: str, distinct_id: str, properties: { type: 'object' }, timestamp: dt, person: { type: ['object', 'null'] } },
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      uuid: { type: 'string', format: 'uuid' },
+      event: str,
+      distinct_id: str,
+      properties: { type: 'object' },
+      timestamp: dt,
+      person: { type: ['object', 'null'] },
+    },
   },
   Person: {
     type: 'object',
-    properties: { id: { type: 'string', format: 'uuid' }, uuid: { type: 'string', format: 'uuid' }, distinct_ids: { type: 'array', items: str }, properties: { type: 'object' }, is_identified: bool, created_at: dt },
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      uuid: { type: 'string', format: 'uuid' },
+      distinct_ids: { type: 'array', items: str },
+      properties: { type: 'object' },
+      is_identified: bool,
+      created_at: dt,
+    },
   },
   Error: {
     type: 'object',
@@ -99,11 +200,21 @@ const responseSchemas = {
 
 const paginated = (item: string) => ({
   type: 'object',
-  properties: { count: int, next: { type: ['string', 'null'], format: 'uri' }, previous: { type: ['string', 'null'], format: 'uri' }, results: { type: 'array', items: ref(item) } },
+  properties: {
+    count: int,
+    next: { type: ['string', 'null'], format: 'uri' },
+    previous: { type: ['string', 'null'], format: 'uri' },
+    results: { type: 'array', items: ref(item) },
+  },
 });
 
 const limitOffset = [
-  { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT, maximum: MAX_LIMIT }, description: `page size (default ${DEFAULT_LIMIT}, larger values are clamped to ${MAX_LIMIT})` },
+  {
+    name: 'limit',
+    in: 'query',
+    schema: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT, maximum: MAX_LIMIT },
+    description: `page size (default ${DEFAULT_LIMIT}, larger values are clamped to ${MAX_LIMIT})`,
+  },
   { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
 ];
 const pathParam = (name: string, schema: object = str) => ({ name, in: 'path', required: true, schema });
@@ -121,16 +232,24 @@ interface Op {
 function operation(op: Op) {
   const status = String(op.status ?? 200);
   const errors = Object.fromEntries(
-    ['400', '401', '403', '404', '429'].map((code) => [code, { description: 'error', content: { 'application/json': { schema: ref('Error') } } }]),
+    ['400', '401', '403', '404', '429'].map((code) => [
+      code,
+      { description: 'error', content: { 'application/json': { schema: ref('Error') } } },
+    ]),
   );
   return {
     summary: op.summary,
     description: `Required scope: \`${op.scope}\``,
     'x-required-scope': op.scope,
     parameters: op.parameters ?? [],
-    ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } } : {}),
+    ...(op.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } }
+      : {}),
     responses: {
-      [status]: op.response === null ? { description: 'no body' } : { description: 'ok', content: { 'application/json': { schema: op.response ?? {} } } },
+      [status]:
+        op.response === null
+          ? { description: 'no body' }
+          : { description: 'ok', content: { 'application/json': { schema: op.response ?? {} } } },
       ...errors,
     },
     security: [{ PersonalApiKey: [op.scope] }],
@@ -143,52 +262,184 @@ export function buildOpenApiDocument(serverUrl?: string) {
   const flagId = pathParam('id', int);
   return {
     openapi: '3.1.0',
-    info: { title: 'Sett management API', version: '1.0.0', description: 'PostHog-compatible management API. Authenticate with `Authorization: Bearer <personal API key>`.' },
+    info: {
+      title: 'Sett management API',
+      version: '1.0.0',
+      description:
+        'PostHog-compatible management API. Authenticate with `Authorization: Bearer <personal API key>`.',
+    },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     paths: {
       '/api/users/': {
-        get: operation({ scope: 'user:read', summary: 'List users', parameters: [...limitOffset, { name: 'is_staff', in: 'query', schema: bool }], response: paginated('User') }),
+        get: operation({
+          scope: 'user:read',
+          summary: 'List users',
+          parameters: [...limitOffset, { name: 'is_staff', in: 'query', schema: bool }],
+          response: paginated('User'),
+        }),
       },
       '/api/users/{uuid}/': {
-        get: operation({ scope: 'user:read', summary: 'Retrieve a user', parameters: [userId], response: ref('User') }),
-        patch: operation({ scope: 'user:write', summary: 'Update a user', parameters: [userId], body: 'PatchedUser', response: ref('User') }),
-        delete: operation({ scope: 'user:write', summary: 'Delete a user', parameters: [userId], status: 204, response: null }),
+        get: operation({
+          scope: 'user:read',
+          summary: 'Retrieve a user',
+          parameters: [userId],
+          response: ref('User'),
+        }),
+        patch: operation({
+          scope: 'user:write',
+          summary: 'Update a user',
+          parameters: [userId],
+          body: 'PatchedUser',
+          response: ref('User'),
+        }),
+        delete: operation({
+          scope: 'user:write',
+          summary: 'Delete a user',
+          parameters: [userId],
+          status: 204,
+          response: null,
+        }),
       },
       '/api/users/{uuid}/hedgehog_config/': {
-        get: operation({ scope: 'user:read', summary: 'Read hedgehog config', parameters: [userId], response: ref('HedgehogConfig') }),
-        patch: operation({ scope: 'user:write', summary: 'Merge into hedgehog config', parameters: [userId], body: 'HedgehogConfig', response: ref('HedgehogConfig') }),
+        get: operation({
+          scope: 'user:read',
+          summary: 'Read hedgehog config',
+          parameters: [userId],
+          response: ref('HedgehogConfig'),
+        }),
+        patch: operation({
+          scope: 'user:write',
+          summary: 'Merge into hedgehog config',
+          parameters: [userId],
+          body: 'HedgehogConfig',
+          response: ref('HedgehogConfig'),
+        }),
       },
       '/api/users/{uuid}/scene_personalisation/': {
-        post: operation({ scope: 'user:write', summary: 'Set the dashboard of a scene', parameters: [userId], body: 'ScenePersonalisation', response: ref('User') }),
+        post: operation({
+          scope: 'user:write',
+          summary: 'Set the dashboard of a scene',
+          parameters: [userId],
+          body: 'ScenePersonalisation',
+          response: ref('User'),
+        }),
       },
       '/api/users/{uuid}/start_2fa_setup/': {
-        get: operation({ scope: 'user:write', summary: 'Start TOTP setup (returns the secret)', parameters: [userId], response: { type: 'object', properties: { success: bool, secret: str, otpauth_url: str } } }),
+        get: operation({
+          scope: 'user:write',
+          summary: 'Start TOTP setup (returns the secret)',
+          parameters: [userId],
+          response: { type: 'object', properties: { success: bool, secret: str, otpauth_url: str } },
+        }),
       },
       '/api/users/{uuid}/validate_2fa/': {
-        post: operation({ scope: 'user:write', summary: 'Confirm TOTP setup with a code', parameters: [userId], body: 'Validate2fa', response: { type: 'object', properties: { success: bool } } }),
+        post: operation({
+          scope: 'user:write',
+          summary: 'Confirm TOTP setup with a code',
+          parameters: [userId],
+          body: 'Validate2fa',
+          response: { type: 'object', properties: { success: bool } },
+        }),
       },
       '/api/users/{uuid}/two_factor_backup_codes/': {
-        post: operation({ scope: 'user:write', summary: 'New backup codes (invalidates the old ones)', parameters: [userId], response: { type: 'object', properties: { backup_codes: { type: 'array', items: str } } } }),
+        post: operation({
+          scope: 'user:write',
+          summary: 'New backup codes (invalidates the old ones)',
+          parameters: [userId],
+          response: { type: 'object', properties: { backup_codes: { type: 'array', items: str } } },
+        }),
       },
-      '/api/projects/': { get: operation({ scope: 'project:read', summary: 'List projects', parameters: limitOffset, response: paginated('Team') }) },
-      '/api/projects/{project_id}/': { get: operation({ scope: 'project:read', summary: 'Retrieve a project', parameters: [project], response: ref('Team') }) },
+      '/api/projects/': {
+        get: operation({
+          scope: 'project:read',
+          summary: 'List projects',
+          parameters: limitOffset,
+          response: paginated('Team'),
+        }),
+      },
+      '/api/projects/{project_id}/': {
+        get: operation({
+          scope: 'project:read',
+          summary: 'Retrieve a project',
+          parameters: [project],
+          response: ref('Team'),
+        }),
+      },
       '/api/projects/{project_id}/early_access_feature/': {
-        get: operation({ scope: 'early_access_feature:read', summary: 'List early access features', parameters: [project, ...limitOffset], response: paginated('EarlyAccessFeature') }),
-        post: operation({ scope: 'early_access_feature:write', summary: 'Create an early access feature', parameters: [project], body: 'EarlyAccessFeatureCreate', status: 201, response: ref('EarlyAccessFeature') }),
+        get: operation({
+          scope: 'early_access_feature:read',
+          summary: 'List early access features',
+          parameters: [project, ...limitOffset],
+          response: paginated('EarlyAccessFeature'),
+        }),
+        post: operation({
+          scope: 'early_access_feature:write',
+          summary: 'Create an early access feature',
+          parameters: [project],
+          body: 'EarlyAccessFeatureCreate',
+          status: 201,
+          response: ref('EarlyAccessFeature'),
+        }),
       },
       '/api/projects/{project_id}/early_access_feature/{id}/': {
-        get: operation({ scope: 'early_access_feature:read', summary: 'Retrieve an early access feature', parameters: [project, eafId], response: ref('EarlyAccessFeature') }),
-        patch: operation({ scope: 'early_access_feature:write', summary: 'Update an early access feature', parameters: [project, eafId], body: 'PatchedEarlyAccessFeature', response: ref('EarlyAccessFeature') }),
-        delete: operation({ scope: 'early_access_feature:write', summary: 'Delete an early access feature', parameters: [project, eafId], status: 204, response: null }),
+        get: operation({
+          scope: 'early_access_feature:read',
+          summary: 'Retrieve an early access feature',
+          parameters: [project, eafId],
+          response: ref('EarlyAccessFeature'),
+        }),
+        patch: operation({
+          scope: 'early_access_feature:write',
+          summary: 'Update an early access feature',
+          parameters: [project, eafId],
+          body: 'PatchedEarlyAccessFeature',
+          response: ref('EarlyAccessFeature'),
+        }),
+        delete: operation({
+          scope: 'early_access_feature:write',
+          summary: 'Delete an early access feature',
+          parameters: [project, eafId],
+          status: 204,
+          response: null,
+        }),
       },
       '/api/projects/{project_id}/feature_flags/': {
-        get: operation({ scope: 'feature_flag:read', summary: 'List feature flags', parameters: [project, ...limitOffset], response: paginated('FeatureFlag') }),
-        post: operation({ scope: 'feature_flag:write', summary: 'Create a feature flag', parameters: [project], body: 'FeatureFlagCreate', status: 201, response: ref('FeatureFlag') }),
+        get: operation({
+          scope: 'feature_flag:read',
+          summary: 'List feature flags',
+          parameters: [project, ...limitOffset],
+          response: paginated('FeatureFlag'),
+        }),
+        post: operation({
+          scope: 'feature_flag:write',
+          summary: 'Create a feature flag',
+          parameters: [project],
+          body: 'FeatureFlagCreate',
+          status: 201,
+          response: ref('FeatureFlag'),
+        }),
       },
       '/api/projects/{project_id}/feature_flags/{id}/': {
-        get: operation({ scope: 'feature_flag:read', summary: 'Retrieve a feature flag', parameters: [project, flagId], response: ref('FeatureFlag') }),
-        patch: operation({ scope: 'feature_flag:write', summary: 'Update a feature flag', parameters: [project, flagId], body: 'PatchedFeatureFlag', response: ref('FeatureFlag') }),
-        delete: operation({ scope: 'feature_flag:write', summary: 'Soft-delete a feature flag', parameters: [project, flagId], status: 204, response: null }),
+        get: operation({
+          scope: 'feature_flag:read',
+          summary: 'Retrieve a feature flag',
+          parameters: [project, flagId],
+          response: ref('FeatureFlag'),
+        }),
+        patch: operation({
+          scope: 'feature_flag:write',
+          summary: 'Update a feature flag',
+          parameters: [project, flagId],
+          body: 'PatchedFeatureFlag',
+          response: ref('FeatureFlag'),
+        }),
+        delete: operation({
+          scope: 'feature_flag:write',
+          summary: 'Soft-delete a feature flag',
+          parameters: [project, flagId],
+          status: 204,
+          response: null,
+        }),
       },
       '/api/projects/{project_id}/events/': {
         get: operation({
@@ -196,32 +447,74 @@ export function buildOpenApiDocument(serverUrl?: string) {
           summary: 'List events, newest first (cursor pagination)',
           parameters: [
             project,
-            { name: 'limit', in: 'query', schema: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT, maximum: MAX_LIMIT } },
+            {
+              name: 'limit',
+              in: 'query',
+              schema: { type: 'integer', minimum: 1, default: DEFAULT_LIMIT, maximum: MAX_LIMIT },
+            },
             { name: 'cursor', in: 'query', schema: str, description: 'opaque, taken from next' },
             { name: 'event', in: 'query', schema: str },
             { name: 'distinct_id', in: 'query', schema: str },
             { name: 'after', in: 'query', schema: dt },
             { name: 'before', in: 'query', schema: dt },
           ],
-          response: { type: 'object', properties: { next: { type: ['string', 'null'], format: 'uri' }, previous: { type: ['string', 'null'] }, results: { type: 'array', items: ref('Event') } } },
+          response: {
+            type: 'object',
+            properties: {
+              next: { type: ['string', 'null'], format: 'uri' },
+              previous: { type: ['string', 'null'] },
+              results: { type: 'array', items: ref('Event') },
+            },
+          },
         }),
       },
       '/api/projects/{project_id}/persons/': {
-        get: operation({ scope: 'project:read', summary: 'List persons', parameters: [project, ...limitOffset, { name: 'distinct_id', in: 'query', schema: str }], response: paginated('Person') }),
+        get: operation({
+          scope: 'project:read',
+          summary: 'List persons',
+          parameters: [project, ...limitOffset, { name: 'distinct_id', in: 'query', schema: str }],
+          response: paginated('Person'),
+        }),
       },
       '/api/personal_api_keys/': {
-        get: operation({ scope: 'personal_api_key:read', summary: "List the caller's personal API keys", parameters: limitOffset, response: paginated('PersonalApiKey') }),
-        post: operation({ scope: 'personal_api_key:write', summary: 'Create a personal API key (value shown once)', body: 'PersonalApiKeyCreate', status: 201, response: ref('PersonalApiKey') }),
+        get: operation({
+          scope: 'personal_api_key:read',
+          summary: "List the caller's personal API keys",
+          parameters: limitOffset,
+          response: paginated('PersonalApiKey'),
+        }),
+        post: operation({
+          scope: 'personal_api_key:write',
+          summary: 'Create a personal API key (value shown once)',
+          body: 'PersonalApiKeyCreate',
+          status: 201,
+          response: ref('PersonalApiKey'),
+        }),
       },
       '/api/personal_api_keys/{id}/': {
-        get: operation({ scope: 'personal_api_key:read', summary: 'Retrieve a personal API key', parameters: [pathParam('id')], response: ref('PersonalApiKey') }),
-        delete: operation({ scope: 'personal_api_key:write', summary: 'Delete a personal API key', parameters: [pathParam('id')], status: 204, response: null }),
+        get: operation({
+          scope: 'personal_api_key:read',
+          summary: 'Retrieve a personal API key',
+          parameters: [pathParam('id')],
+          response: ref('PersonalApiKey'),
+        }),
+        delete: operation({
+          scope: 'personal_api_key:write',
+          summary: 'Delete a personal API key',
+          parameters: [pathParam('id')],
+          status: 204,
+          response: null,
+        }),
       },
     },
     components: {
       schemas: { ...requestSchemas, ...responseSchemas },
       securitySchemes: {
-        PersonalApiKey: { type: 'http', scheme: 'bearer', description: `Personal API key (phx_...). Scopes: ${[...SCOPES, '*'].join(', ')}` },
+        PersonalApiKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: `Personal API key (phx_...). Scopes: ${[...SCOPES, '*'].join(', ')}`,
+        },
       },
     },
   };

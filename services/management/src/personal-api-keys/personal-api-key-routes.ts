@@ -5,7 +5,14 @@
 import express, { type Router } from 'express';
 import type { PersonalApiKey, PrismaClient } from '@sett/db';
 import { ForbiddenError, NotFoundError } from '@sett/http';
-import { generateKeyId, generatePersonalApiKey, hasScope, hashPersonalApiKey, maskKey, type Scope } from '@sett/keys';
+import {
+  generateKeyId,
+  generatePersonalApiKey,
+  hasScope,
+  hashPersonalApiKey,
+  maskKey,
+  type Scope,
+} from '@sett/keys';
 import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
 import { validateBody } from '../validate';
@@ -22,7 +29,11 @@ export function personalApiKeyJson(k: PersonalApiKey) {
   };
 }
 
-export function personalApiKeyRoutes(deps: { prisma: PrismaClient; publicUrl?: string; onKeyDeleted?: () => void }): Router {
+export function personalApiKeyRoutes(deps: {
+  prisma: PrismaClient;
+  publicUrl?: string;
+  onKeyDeleted?: () => void;
+}): Router {
   const { prisma, publicUrl, onKeyDeleted } = deps;
   const router = express.Router();
   const BASE = '/api/personal_api_keys/';
@@ -34,7 +45,12 @@ export function personalApiKeyRoutes(deps: { prisma: PrismaClient; publicUrl?: s
     const where = { userId: auth.userId };
     const [count, keys] = await Promise.all([
       prisma.personalApiKey.count({ where }),
-      prisma.personalApiKey.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }], skip: page.offset, take: page.limit }),
+      prisma.personalApiKey.findMany({
+        where,
+        orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+        skip: page.offset,
+        take: page.limit,
+      }),
     ]);
     res.json(envelope(pageRequestInfo(req, publicUrl), page, count, keys.map(personalApiKeyJson)));
   });
@@ -44,10 +60,20 @@ export function personalApiKeyRoutes(deps: { prisma: PrismaClient; publicUrl?: s
     requireScope(auth, 'personal_api_key:write');
     const body = validateBody(validatePersonalApiKeyCreate, req.body);
     const beyond = body.scopes.find((s) => !hasScope(auth.scopes, s as Scope));
-    if (beyond) throw new ForbiddenError(`Cannot create a key with scope '${beyond}': the key making the request does not hold it.`);
+    if (beyond)
+      throw new ForbiddenError(
+        `Cannot create a key with scope '${beyond}': the key making the request does not hold it.`,
+      );
     const value = generatePersonalApiKey();
     const key = await prisma.personalApiKey.create({
-      data: { id: generateKeyId(), userId: auth.userId, label: body.label, secureValue: hashPersonalApiKey(value), maskValue: maskKey(value), scopes: body.scopes },
+      data: {
+        id: generateKeyId(),
+        userId: auth.userId,
+        label: body.label,
+        secureValue: hashPersonalApiKey(value),
+        maskValue: maskKey(value),
+        scopes: body.scopes,
+      },
     });
     res.status(201).json({ ...personalApiKeyJson(key), value });
   });
@@ -63,7 +89,9 @@ export function personalApiKeyRoutes(deps: { prisma: PrismaClient; publicUrl?: s
   router.delete(`${BASE}:id/`, async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'personal_api_key:write');
-    const { count } = await prisma.personalApiKey.deleteMany({ where: { id: req.params.id, userId: auth.userId } });
+    const { count } = await prisma.personalApiKey.deleteMany({
+      where: { id: req.params.id, userId: auth.userId },
+    });
     if (count === 0) throw new NotFoundError();
     onKeyDeleted?.();
     res.status(204).end();

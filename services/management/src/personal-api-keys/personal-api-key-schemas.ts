@@ -8,7 +8,12 @@ export const personalApiKeyCreateSchema = {
   required: ['label', 'scopes'],
   properties: {
     label: { type: 'string', minLength: 1, maxLength: 40 },
-    scopes: { type: 'array', minItems: 1, uniqueItems: true, items: { type: 'string', enum: [...SCOPES, '*'] } },
+    scopes: {
+      type: 'array',
+      minItems: 1,
+      uniqueItems: true,
+      items: { type: 'string', enum: [...SCOPES, '*'] },
+    },
   },
 } as const;
 

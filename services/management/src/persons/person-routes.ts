@@ -17,7 +17,15 @@ interface PersonRow {
   distinct_ids: string[] | null;
 }
 
-export function personRoutes({ prisma, pool, publicUrl }: { prisma: PrismaClient; pool: pg.Pool; publicUrl?: string }): Router {
+export function personRoutes({
+  prisma,
+  pool,
+  publicUrl,
+}: {
+  prisma: PrismaClient;
+  pool: pg.Pool;
+  publicUrl?: string;
+}): Router {
   const router = express.Router();
 
   router.get('/api/projects/:projectId/persons/', async (req, res) => {
@@ -26,11 +34,17 @@ export function personRoutes({ prisma, pool, publicUrl }: { prisma: PrismaClient
     const team = await resolveProject(prisma, auth, req.params.projectId);
     const page = parsePage(req.query);
     const distinctId = req.query.distinct_id;
-    if (distinctId !== undefined && typeof distinctId !== 'string') throw new ValidationError('distinct_id must be a string.', 'distinct_id', 'invalid_input');
-    const filter = distinctId ? 'AND p.id = (SELECT person_id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = $2)' : '';
+    if (distinctId !== undefined && typeof distinctId !== 'string')
+      throw new ValidationError('distinct_id must be a string.', 'distinct_id', 'invalid_input');
+    const filter = distinctId
+      ? 'AND p.id = (SELECT person_id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = $2)'
+      : '';
     const params: unknown[] = distinctId ? [team.id, distinctId] : [team.id];
     const [countResult, rowsResult] = await Promise.all([
-      pool.query<{ count: string }>(`SELECT count(*) AS count FROM persons p WHERE p.team_id = $1 ${filter}`, params),
+      pool.query<{ count: string }>(
+        `SELECT count(*) AS count FROM persons p WHERE p.team_id = $1 ${filter}`,
+        params,
+      ),
       pool.query<PersonRow>(
         `SELECT p.uuid, p.properties, p.created_at, p.is_identified,
                 (SELECT array_agg(d.distinct_id ORDER BY d.id) FROM person_distinct_ids d WHERE d.person_id = p.id) AS distinct_ids
@@ -47,7 +61,9 @@ export function personRoutes({ prisma, pool, publicUrl }: { prisma: PrismaClient
       is_identified: p.is_identified,
       created_at: p.created_at.toISOString(),
     }));
-    res.json(envelope(pageRequestInfo(req, publicUrl), page, Number(countResult.rows[0]?.count ?? 0), results));
+    res.json(
+      envelope(pageRequestInfo(req, publicUrl), page, Number(countResult.rows[0]?.count ?? 0), results),
+    );
   });
 
   return router;

@@ -5,10 +5,16 @@ import { NotFoundError } from '@sett/http';
 import type { AuthContext } from '../auth/auth-context';
 import { parseIntId } from '../validate';
 
-export async function resolveProject(prisma: PrismaClient, auth: AuthContext, projectIdParam: string): Promise<Team> {
+export async function resolveProject(
+  prisma: PrismaClient,
+  auth: AuthContext,
+  projectIdParam: string,
+): Promise<Team> {
   const id = parseIntId(projectIdParam);
   const team = id
-    ? await prisma.team.findFirst({ where: { id, organization: { memberships: { some: { userId: auth.userId } } } } })
+    ? await prisma.team.findFirst({
+        where: { id, organization: { memberships: { some: { userId: auth.userId } } } },
+      })
     : null;
   if (!team) throw new NotFoundError('Project not found.');
   return team;

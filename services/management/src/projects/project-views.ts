@@ -25,7 +25,12 @@ export type TeamJson = ReturnType<typeof teamJson>;
  * for staff looking at an organization they are not a member of); member_count is a string as
  * the spec says.
  */
-export function organizationJson(o: Organization, teams: Team[], viewerLevel: number | null, memberCount: number) {
+export function organizationJson(
+  o: Organization,
+  teams: Team[],
+  viewerLevel: number | null,
+  memberCount: number,
+) {
   return {
     id: o.id,
     name: o.name,
@@ -36,7 +41,11 @@ export function organizationJson(o: Organization, teams: Team[], viewerLevel: nu
     membership_level: viewerLevel,
     plugins_access_level: o.pluginsAccessLevel,
     teams: teams.map(teamJson),
-    projects: teams.map((t) => ({ id: Number(t.projectId), organization_id: t.organizationId, name: t.name })),
+    projects: teams.map((t) => ({
+      id: Number(t.projectId),
+      organization_id: t.organizationId,
+      name: t.name,
+    })),
     available_product_features: Array.isArray(o.availableProductFeatures) ? o.availableProductFeatures : [],
     is_member_join_email_enabled: o.isMemberJoinEmailEnabled,
     metadata: o.metadata,
@@ -48,5 +57,11 @@ export function organizationJson(o: Organization, teams: Team[], viewerLevel: nu
 }
 
 export function organizationSummaryJson(o: Organization, viewerLevel: number | null) {
-  return { id: o.id, name: o.name, slug: o.slug, logo_media_id: o.logoMediaId, membership_level: viewerLevel };
+  return {
+    id: o.id,
+    name: o.name,
+    slug: o.slug,
+    logo_media_id: o.logoMediaId,
+    membership_level: viewerLevel,
+  };
 }

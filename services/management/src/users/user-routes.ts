@@ -7,7 +7,12 @@ import { MethodNotAllowedError, ValidationError } from '@sett/http';
 import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
 import { validateBody } from '../validate';
-import { validateHedgehogConfig, validateScenePersonalisation, validateUserUpdate, validateValidate2fa } from './user-schemas';
+import {
+  validateHedgehogConfig,
+  validateScenePersonalisation,
+  validateUserUpdate,
+  validateValidate2fa,
+} from './user-schemas';
 import type { UserService } from './user-service';
 import { loadViewer } from './viewer';
 

@@ -4,7 +4,17 @@ import { compile, type FromSchema } from '@sett/schemas';
 
 export const TOOLBAR_MODES = ['disabled', 'toolbar'] as const;
 export const THEME_MODES = ['light', 'dark', 'system'] as const;
-export const ROLES_AT_ORGANIZATION = ['engineering', 'data', 'product', 'founder', 'leadership', 'marketing', 'sales', 'other', ''] as const;
+export const ROLES_AT_ORGANIZATION = [
+  'engineering',
+  'data',
+  'product',
+  'founder',
+  'leadership',
+  'marketing',
+  'sales',
+  'other',
+  '',
+] as const;
 
 export const userUpdateSchema = {
   type: 'object',

@@ -18,23 +18,43 @@ const TOTP_ISSUER = 'Sett';
 function visibleWhere(viewer: Viewer): Prisma.UserWhereInput {
   if (viewer.isStaff) return {};
   return {
-    OR: [{ id: viewer.userId }, { memberships: { some: { organizationId: { in: [...viewer.levels.keys()] } } } }],
+    OR: [
+      { id: viewer.userId },
+      { memberships: { some: { organizationId: { in: [...viewer.levels.keys()] } } } },
+    ],
   };
 }
 
 export function createUserService(prisma: PrismaClient) {
   /** The user behind a path segment (uuid or @me), or 404 when unknown or not visible. */
   async function find(viewer: Viewer, idOrMe: string): Promise<UserRow> {
-    const where = idOrMe === '@me' ? { id: viewer.userId } : isUuid(idOrMe) ? { uuid: idOrMe.toLowerCase() } : undefined;
+    const where =
+      idOrMe === '@me' ? { id: viewer.userId } : isUuid(idOrMe) ? { uuid: idOrMe.toLowerCase() } : undefined;
     const user = where ? await prisma.user.findUnique({ where, include: userInclude }) : null;
-    if (!user || !canSeeUser(viewer, user.id, user.memberships.map((m) => m.organizationId))) throw new NotFoundError();
+    if (
+      !user ||
+      !canSeeUser(
+        viewer,
+        user.id,
+        user.memberships.map((m) => m.organizationId),
+      )
+    )
+      throw new NotFoundError();
     return user;
   }
 
   async function findWritable(viewer: Viewer, idOrMe: string): Promise<UserRow> {
     const user = await find(viewer, idOrMe);
-    if (!canWriteUser(viewer, user.id, user.memberships.map((m) => m.organizationId))) {
-      throw new ForbiddenError('You can only change your own user unless you are an admin of its organization.');
+    if (
+      !canWriteUser(
+        viewer,
+        user.id,
+        user.memberships.map((m) => m.organizationId),
+      )
+    ) {
+      throw new ForbiddenError(
+        'You can only change your own user unless you are an admin of its organization.',
+      );
     }
     return user;
   }
@@ -51,10 +71,19 @@ export function createUserService(prisma: PrismaClient) {
     find,
 
     async list(viewer: Viewer, page: Page, isStaff: boolean | undefined) {
-      const where: Prisma.UserWhereInput = { ...visibleWhere(viewer), ...(isStaff === undefined ? {} : { isStaff }) };
+      const where: Prisma.UserWhereInput = {
+        ...visibleWhere(viewer),
+        ...(isStaff === undefined ? {} : { isStaff }),
+      };
       const [count, rows] = await Promise.all([
         prisma.user.count({ where }),
-        prisma.user.findMany({ where, include: userInclude, orderBy: { id: 'asc' }, skip: page.offset, take: page.limit }),
+        prisma.user.findMany({
+          where,
+          include: userInclude,
+          orderBy: { id: 'asc' },
+          skip: page.offset,
+          take: page.limit,
+        }),
       ]);
       return { count, results: await userViews(prisma, viewer, rows) };
     },
@@ -70,17 +99,28 @@ export function createUserService(prisma: PrismaClient) {
       if (body.last_name !== undefined) data.lastName = body.last_name;
       if (body.email !== undefined) {
         const email = body.email.trim().toLowerCase();
-        const other = await prisma.user.findFirst({ where: { email: { equals: email, mode: 'insensitive' }, id: { not: user.id } }, select: { id: true } });
-        if (other) throw new ValidationError('There is already an account with this email address.', 'email', 'unique');
+        const other = await prisma.user.findFirst({
+          where: { email: { equals: email, mode: 'insensitive' }, id: { not: user.id } },
+          select: { id: true },
+        });
+        if (other)
+          throw new ValidationError(
+            'There is already an account with this email address.',
+            'email',
+            'unique',
+          );
         data.email = email;
       }
-      if (body.notification_settings !== undefined) data.notificationSettings = body.notification_settings as Prisma.InputJsonValue;
+      if (body.notification_settings !== undefined)
+        data.notificationSettings = body.notification_settings as Prisma.InputJsonValue;
       if (body.anonymize_data !== undefined) data.anonymizeData = body.anonymize_data;
       if (body.toolbar_mode !== undefined) data.toolbarMode = body.toolbar_mode;
       if (body.theme_mode !== undefined) data.themeMode = body.theme_mode;
       if (body.role_at_organization !== undefined) data.roleAtOrganization = body.role_at_organization;
-      if (body.events_column_config !== undefined) data.eventsColumnConfig = body.events_column_config as Prisma.InputJsonValue;
-      if (body.has_seen_product_intro_for !== undefined) data.hasSeenProductIntroFor = jsonOrNull(body.has_seen_product_intro_for);
+      if (body.events_column_config !== undefined)
+        data.eventsColumnConfig = body.events_column_config as Prisma.InputJsonValue;
+      if (body.has_seen_product_intro_for !== undefined)
+        data.hasSeenProductIntroFor = jsonOrNull(body.has_seen_product_intro_for);
       if (body.hedgehog_config !== undefined) data.hedgehogConfig = jsonOrNull(body.hedgehog_config);
       if (body.is_staff !== undefined && body.is_staff !== user.isStaff) {
         if (!viewer.isStaff) throw new ForbiddenError('Only staff users can change is_staff.');
@@ -88,10 +128,17 @@ export function createUserService(prisma: PrismaClient) {
       }
       if (body.password !== undefined) {
         // Someone else's password is never changed through this API, even by an admin.
-        if (user.id !== viewer.userId) throw new ForbiddenError('Only the user itself can change its password.');
+        if (user.id !== viewer.userId)
+          throw new ForbiddenError('Only the user itself can change its password.');
         if (user.password && !(await verifyPassword(body.current_password ?? '', user.password))) {
-          const detail = body.current_password ? 'Your current password is incorrect.' : 'current_password is required to change the password.';
-          throw new ValidationError(detail, 'current_password', body.current_password ? 'incorrect_password' : 'required');
+          const detail = body.current_password
+            ? 'Your current password is incorrect.'
+            : 'current_password is required to change the password.';
+          throw new ValidationError(
+            detail,
+            'current_password',
+            body.current_password ? 'incorrect_password' : 'required',
+          );
         }
         data.password = await hashPassword(body.password);
       }
@@ -99,7 +146,11 @@ export function createUserService(prisma: PrismaClient) {
       if (body.set_current_team !== undefined) {
         const team = await prisma.team.findUnique({ where: { id: Number(body.set_current_team) } });
         if (!team || !memberOf.has(team.organizationId)) {
-          throw new ValidationError('The user is not a member of the organization of this project.', 'set_current_team', 'invalid_input');
+          throw new ValidationError(
+            'The user is not a member of the organization of this project.',
+            'set_current_team',
+            'invalid_input',
+          );
         }
         data.currentTeamId = team.id;
         data.currentOrganizationId = team.organizationId;
@@ -107,15 +158,27 @@ export function createUserService(prisma: PrismaClient) {
       if (body.set_current_organization !== undefined) {
         const orgId = body.set_current_organization.toLowerCase();
         if (!memberOf.has(orgId)) {
-          throw new ValidationError('The user is not a member of this organization.', 'set_current_organization', 'invalid_input');
+          throw new ValidationError(
+            'The user is not a member of this organization.',
+            'set_current_organization',
+            'invalid_input',
+          );
         }
         if (body.set_current_team !== undefined && data.currentOrganizationId !== orgId) {
-          throw new ValidationError('set_current_team must belong to set_current_organization.', 'set_current_team', 'invalid_input');
+          throw new ValidationError(
+            'set_current_team must belong to set_current_organization.',
+            'set_current_team',
+            'invalid_input',
+          );
         }
         data.currentOrganizationId = orgId;
         if (body.set_current_team === undefined) {
           // As PostHog does: switching organization moves the user to that organization's first project.
-          const first = await prisma.team.findFirst({ where: { organizationId: orgId }, orderBy: { id: 'asc' }, select: { id: true } });
+          const first = await prisma.team.findFirst({
+            where: { organizationId: orgId },
+            orderBy: { id: 'asc' },
+            select: { id: true },
+          });
           data.currentTeamId = first?.id ?? null;
         }
       }
@@ -137,15 +200,23 @@ export function createUserService(prisma: PrismaClient) {
     async updateHedgehogConfig(viewer: Viewer, idOrMe: string, patch: Record<string, unknown>) {
       const user = await findWritable(viewer, idOrMe);
       const merged = { ...((user.hedgehogConfig ?? {}) as Record<string, unknown>), ...patch };
-      await prisma.user.update({ where: { id: user.id }, data: { hedgehogConfig: merged as Prisma.InputJsonValue } });
+      await prisma.user.update({
+        where: { id: user.id },
+        data: { hedgehogConfig: merged as Prisma.InputJsonValue },
+      });
       return merged;
     },
 
     /** One dashboard per scene: a second entry for the same scene replaces the first. */
     async addScenePersonalisation(viewer: Viewer, idOrMe: string, body: ScenePersonalisationBody) {
       const user = await findWritable(viewer, idOrMe);
-      const current = (Array.isArray(user.scenePersonalisation) ? user.scenePersonalisation : []) as { scene?: string }[];
-      const next = [...current.filter((s) => s?.scene !== body.scene), { scene: body.scene, dashboard: body.dashboard }];
+      const current = (Array.isArray(user.scenePersonalisation) ? user.scenePersonalisation : []) as {
+        scene?: string;
+      }[];
+      const next = [
+        ...current.filter((s) => s?.scene !== body.scene),
+        { scene: body.scene, dashboard: body.dashboard },
+      ];
       await prisma.user.update({ where: { id: user.id }, data: { scenePersonalisation: next } });
       return reload(viewer, user.id);
     },
@@ -153,7 +224,8 @@ export function createUserService(prisma: PrismaClient) {
     /** Stores a fresh pending TOTP secret and returns it with its otpauth:// URL (for the QR code). */
     async start2faSetup(viewer: Viewer, idOrMe: string) {
       const user = await findWritable(viewer, idOrMe);
-      if (user.totpEnabled) throw new ValidationError('Two-factor authentication is already enabled.', null, 'already_enabled');
+      if (user.totpEnabled)
+        throw new ValidationError('Two-factor authentication is already enabled.', null, 'already_enabled');
       const totp = new TOTP({ issuer: TOTP_ISSUER, label: user.email, secret: new Secret({ size: 20 }) });
       await prisma.user.update({ where: { id: user.id }, data: { totpSecret: totp.secret.base32 } });
       return { success: true, secret: totp.secret.base32, otpauth_url: totp.toString() };
@@ -162,9 +234,15 @@ export function createUserService(prisma: PrismaClient) {
     /** Confirms setup with a current TOTP code: 2FA is enabled from then on. */
     async validate2fa(viewer: Viewer, idOrMe: string, token: string) {
       const user = await findWritable(viewer, idOrMe);
-      if (!user.totpSecret) throw new ValidationError('Start two-factor setup first.', null, 'setup_not_started');
-      const totp = new TOTP({ issuer: TOTP_ISSUER, label: user.email, secret: Secret.fromBase32(user.totpSecret) });
-      if (totp.validate({ token, window: 1 }) === null) throw new ValidationError('Token is not valid.', 'token', 'token_invalid');
+      if (!user.totpSecret)
+        throw new ValidationError('Start two-factor setup first.', null, 'setup_not_started');
+      const totp = new TOTP({
+        issuer: TOTP_ISSUER,
+        label: user.email,
+        secret: Secret.fromBase32(user.totpSecret),
+      });
+      if (totp.validate({ token, window: 1 }) === null)
+        throw new ValidationError('Token is not valid.', 'token', 'token_invalid');
       await prisma.user.update({ where: { id: user.id }, data: { totpEnabled: true } });
       return { success: true };
     },
@@ -172,11 +250,14 @@ export function createUserService(prisma: PrismaClient) {
     /** New codes replace ALL previous ones in one transaction; only hashes are stored. */
     async regenerateBackupCodes(viewer: Viewer, idOrMe: string) {
       const user = await findWritable(viewer, idOrMe);
-      if (!user.totpEnabled) throw new ValidationError('Two-factor authentication is not enabled.', null, '2fa_not_enabled');
+      if (!user.totpEnabled)
+        throw new ValidationError('Two-factor authentication is not enabled.', null, '2fa_not_enabled');
       const codes = Array.from({ length: BACKUP_CODE_COUNT }, () => generateBackupCode());
       await prisma.$transaction([
         prisma.twoFactorBackupCode.deleteMany({ where: { userId: user.id } }),
-        prisma.twoFactorBackupCode.createMany({ data: codes.map((c) => ({ userId: user.id, codeHash: hashBackupCode(c) })) }),
+        prisma.twoFactorBackupCode.createMany({
+          data: codes.map((c) => ({ userId: user.id, codeHash: hashBackupCode(c) })),
+        }),
       ]);
       return { backup_codes: codes };
     },

@@ -14,7 +14,8 @@ export async function userViews(prisma: PrismaClient, viewer: Viewer, users: Use
   const orgIds = new Set<string>();
   const currentOrgIds = new Set<string>();
   for (const u of users) {
-    for (const m of u.memberships) if (canSeeOrganization(viewer, m.organizationId)) orgIds.add(m.organizationId);
+    for (const m of u.memberships)
+      if (canSeeOrganization(viewer, m.organizationId)) orgIds.add(m.organizationId);
     if (u.currentOrganizationId && canSeeOrganization(viewer, u.currentOrganizationId)) {
       orgIds.add(u.currentOrganizationId);
       currentOrgIds.add(u.currentOrganizationId);
@@ -23,8 +24,15 @@ export async function userViews(prisma: PrismaClient, viewer: Viewer, users: Use
   const [orgs, teams, counts] = orgIds.size
     ? await Promise.all([
         prisma.organization.findMany({ where: { id: { in: [...orgIds] } } }),
-        prisma.team.findMany({ where: { organizationId: { in: [...currentOrgIds] } }, orderBy: { id: 'asc' } }),
-        prisma.organizationMembership.groupBy({ by: ['organizationId'], where: { organizationId: { in: [...currentOrgIds] } }, _count: { _all: true } }),
+        prisma.team.findMany({
+          where: { organizationId: { in: [...currentOrgIds] } },
+          orderBy: { id: 'asc' },
+        }),
+        prisma.organizationMembership.groupBy({
+          by: ['organizationId'],
+          where: { organizationId: { in: [...currentOrgIds] } },
+          _count: { _all: true },
+        }),
       ])
     : [[] as Organization[], [] as Team[], [] as { organizationId: string; _count: { _all: number } }[]];
   const orgById = new Map(orgs.map((o) => [o.id, o]));
@@ -55,7 +63,9 @@ export async function userViews(prisma: PrismaClient, viewer: Viewer, users: Use
       is_impersonated_until: null,
       sensitive_session_expires_at: null,
       team: currentTeam ? teamJson(currentTeam) : null,
-      organization: currentOrg ? organizationJson(currentOrg, orgTeams, level(currentOrg.id), countByOrg.get(currentOrg.id) ?? 0) : null,
+      organization: currentOrg
+        ? organizationJson(currentOrg, orgTeams, level(currentOrg.id), countByOrg.get(currentOrg.id) ?? 0)
+        : null,
       organizations: u.memberships
         .map((m) => orgById.get(m.organizationId))
         .filter((o): o is Organization => o !== undefined)

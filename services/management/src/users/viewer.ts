@@ -17,7 +17,11 @@ export async function loadViewer(prisma: PrismaClient, auth: AuthContext): Promi
     where: { userId: auth.userId },
     select: { organizationId: true, level: true },
   });
-  return { userId: auth.userId, isStaff: auth.isStaff, levels: new Map(memberships.map((m) => [m.organizationId, m.level])) };
+  return {
+    userId: auth.userId,
+    isStaff: auth.isStaff,
+    levels: new Map(memberships.map((m) => [m.organizationId, m.level])),
+  };
 }
 
 /** Staff see everything; others see organizations they belong to. */
@@ -32,5 +36,9 @@ export function canSeeUser(viewer: Viewer, userId: number, userOrgIds: readonly 
 
 /** Changes a user: staff, the user itself, or an admin (level >= 8) of one of the user's organizations. */
 export function canWriteUser(viewer: Viewer, userId: number, userOrgIds: readonly string[]): boolean {
-  return viewer.isStaff || viewer.userId === userId || userOrgIds.some((o) => (viewer.levels.get(o) ?? 0) >= ADMIN_LEVEL);
+  return (
+    viewer.isStaff ||
+    viewer.userId === userId ||
+    userOrgIds.some((o) => (viewer.levels.get(o) ?? 0) >= ADMIN_LEVEL)
+  );
 }
