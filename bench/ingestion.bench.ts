@@ -12,9 +12,22 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createPgPool, ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
+import {
+  createPgPool,
+  ensureDatabase,
+  migrateDeploy,
+  quoteIdent,
+  withDatabase,
+  withMaintenanceClient,
+} from '@sett/db';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { TOPICS, createBatchingProducer, createKafka, encodeCaptureMessage, type CaptureMessage } from '@sett/kafka';
+import {
+  TOPICS,
+  createBatchingProducer,
+  createKafka,
+  encodeCaptureMessage,
+  type CaptureMessage,
+} from '@sett/kafka';
 import { fmt, ratioLine, startChild } from './lib';
 
 const N = 200_000;
@@ -77,7 +90,11 @@ export function workload(personless: boolean): CaptureMessage[] {
     if (r < 0.05) {
       event = '$identify';
       distinctId = `user-${i}`;
-      properties = { ...base, $anon_distinct_id: `anon-${i}`, $set: { email: `user-${i}@example.com`, plan: i % 4 ? 'free' : 'paid' } };
+      properties = {
+        ...base,
+        $anon_distinct_id: `anon-${i}`,
+        $set: { email: `user-${i}@example.com`, plan: i % 4 ? 'free' : 'paid' },
+      };
     } else if (r < 0.1) {
       event = '$create_alias';
       distinctId = `anon-${i}`;
@@ -87,15 +104,36 @@ export function workload(personless: boolean): CaptureMessage[] {
       const page = pages[Math.floor(rand() * pages.length)] as string;
       if (r < 0.55) {
         event = '$pageview';
-        properties = { ...base, $current_url: `https://example.com${page}`, $host: 'example.com', $pathname: page, title: `Example ${page}` };
+        properties = {
+          ...base,
+          $current_url: `https://example.com${page}`,
+          $host: 'example.com',
+          $pathname: page,
+          title: `Example ${page}`,
+        };
       } else {
         event = customs[Math.floor(rand() * customs.length)] as string;
-        properties = { ...base, $current_url: `https://example.com${page}`, button: `btn-${Math.floor(rand() * 20)}` };
+        properties = {
+          ...base,
+          $current_url: `https://example.com${page}`,
+          button: `btn-${Math.floor(rand() * 20)}`,
+        };
       }
       if (rand() < 0.2) properties.$set = { last_seen_page: page, visits: n % 100 };
       if (rand() < 0.1) properties.$set_once = { first_page: page };
     }
-    out.push({ uuid: uuidFrom(rand), token: TOKEN, distinct_id: distinctId, ip: '10.1.2.3', now: ts, sent_at: ts, event, properties, timestamp: ts, historical_migration: false });
+    out.push({
+      uuid: uuidFrom(rand),
+      token: TOKEN,
+      distinct_id: distinctId,
+      ip: '10.1.2.3',
+      now: ts,
+      sent_at: ts,
+      event,
+      properties,
+      timestamp: ts,
+      historical_migration: false,
+    });
   }
   return out;
 }
@@ -138,19 +176,33 @@ async function freshDatabase(label: string): Promise<{ url: string; drop(): Prom
   await migrateDeploy({ databaseUrl: url });
   const pool = createPgPool({ databaseUrl: url, max: 1 });
   await pool.query(`INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'bench', 'bench')`);
-  await pool.query(`INSERT INTO teams (uuid, organization_id, api_token, name) SELECT gen_random_uuid(), id, $1, 'bench' FROM organizations`, [TOKEN]);
+  await pool.query(
+    `INSERT INTO teams (uuid, organization_id, api_token, name) SELECT gen_random_uuid(), id, $1, 'bench' FROM organizations`,
+    [TOKEN],
+  );
   await pool.end();
   return {
     url,
-    drop: () => withMaintenanceClient(serverUrl, (c) => c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`).then(() => undefined)),
+    drop: () =>
+      withMaintenanceClient(serverUrl, (c) =>
+        c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`).then(() => undefined),
+      ),
   };
 }
 
 async function prefill(broker: DevBroker, messages: CaptureMessage[]) {
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'bench-prefill', logLevel: 'error' });
-  const producer = createBatchingProducer({ kafka, lingerMs: 20, maxBatchMessages: 5_000, maxBatchBytes: 900_000 });
+  const producer = createBatchingProducer({
+    kafka,
+    lingerMs: 20,
+    maxBatchMessages: 5_000,
+    maxBatchBytes: 900_000,
+  });
   await producer.connect();
-  const byPartition: Array<Array<{ key: string; value: string }>> = Array.from({ length: PARTITIONS }, () => []);
+  const byPartition: Array<Array<{ key: string; value: string }>> = Array.from(
+    { length: PARTITIONS },
+    () => [],
+  );
   for (const m of messages) {
     const key = `${m.token}:${m.distinct_id}`;
     byPartition[partitionOf(key)]!.push({ key, value: encodeCaptureMessage(m) });
@@ -195,7 +247,8 @@ function peakRssMb(pid: number): number {
 
 function metricSum(text: string, name: string): number {
   let sum = 0;
-  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm'))) sum += Number(m[1]);
+  for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm')))
+    sum += Number(m[1]);
   return sum;
 }
 
@@ -207,7 +260,9 @@ async function drain(label: string, personless: boolean) {
     console.log(
       `[${label}] pre-filled ${fmt(N)} events into ${PARTITIONS} partitions in ${fill.seconds.toFixed(1)} s: ${fill.requests} produce requests, ` +
         `${fmt(fill.avgPerRequest)} messages per request (= per record batch; largest ${fmt(fill.largest)})` +
-        (fill.partitionMismatch ? `; WARNING: ${fill.partitionMismatch} partitions differ from the expected placement` : ''),
+        (fill.partitionMismatch
+          ? `; WARNING: ${fill.partitionMismatch} partitions differ from the expected placement`
+          : ''),
     );
     const child = await startChild(
       path.join(repoRoot, 'services/ingestion/src/main.ts'),
@@ -281,7 +336,9 @@ async function findPort(pid: number): Promise<number> {
       const cols = line.trim().split(/\s+/);
       if (cols[3] === '0A' && inodes.has(cols[9] as string)) {
         const port = parseInt((cols[1] as string).split(':')[1] as string, 16);
-        const ok = await fetch(`http://127.0.0.1:${port}/_health`).then((r) => r.ok).catch(() => false);
+        const ok = await fetch(`http://127.0.0.1:${port}/_health`)
+          .then((r) => r.ok)
+          .catch(() => false);
         if (ok) return port;
       }
     }
@@ -295,7 +352,8 @@ async function baselineChild(): Promise<void> {
   const url = process.env.BENCH_DATABASE_URL as string;
   const messages = workload(true);
   const pool = createPgPool({ databaseUrl: url, max: 4 });
-  const teamId = (await pool.query<{ id: number }>('SELECT id FROM teams WHERE api_token = $1', [TOKEN])).rows[0]!.id;
+  const teamId = (await pool.query<{ id: number }>('SELECT id FROM teams WHERE api_token = $1', [TOKEN]))
+    .rows[0]!.id;
   const rows = messages.map((m) => ({ ...m, props: JSON.stringify(m.properties) }));
   const started = Date.now();
   let next = 0;
@@ -309,7 +367,14 @@ async function baselineChild(): Promise<void> {
         `INSERT INTO events (uuid, team_id, event, distinct_id, properties, timestamp)
          SELECT * FROM unnest($1::uuid[], $2::int[], $3::text[], $4::text[], $5::jsonb[], $6::timestamptz[])
          ON CONFLICT (team_id, uuid) DO NOTHING`,
-        [chunk.map((r) => r.uuid), chunk.map(() => teamId), chunk.map((r) => r.event), chunk.map((r) => r.distinct_id), chunk.map((r) => r.props), chunk.map((r) => r.timestamp)],
+        [
+          chunk.map((r) => r.uuid),
+          chunk.map(() => teamId),
+          chunk.map((r) => r.event),
+          chunk.map((r) => r.distinct_id),
+          chunk.map((r) => r.props),
+          chunk.map((r) => r.timestamp),
+        ],
       );
     }
   };
@@ -331,7 +396,9 @@ export async function run(): Promise<boolean> {
     [`personless >= ${TARGETS.ratio} x baseline`, personless.rate >= TARGETS.ratio * base],
   ] as const;
   for (const [what, ok] of checks) console.log(`${ok ? 'OK  ' : 'MISS'} ${what}`);
-  console.log(`worker peak RSS: ${personless.rss.toFixed(0)} MB (personless), ${persons.rss.toFixed(0)} MB (persons)`);
+  console.log(
+    `worker peak RSS: ${personless.rss.toFixed(0)} MB (personless), ${persons.rss.toFixed(0)} MB (persons)`,
+  );
   return checks.every(([, ok]) => ok);
 }
 
@@ -355,7 +422,9 @@ async function baselineRun(): Promise<number> {
     });
     const seconds = Number(/BASELINE_RESULT ([0-9.]+)/.exec(out)?.[1]);
     const rate = N / seconds;
-    console.log(`[baseline] plain bulk INSERT of the same ${fmt(N)} rows (${fmt(BASELINE_BATCH)} per statement, 4 connections): ${seconds.toFixed(1)} s, ${fmt(rate)} rows/s`);
+    console.log(
+      `[baseline] plain bulk INSERT of the same ${fmt(N)} rows (${fmt(BASELINE_BATCH)} per statement, 4 connections): ${seconds.toFixed(1)} s, ${fmt(rate)} rows/s`,
+    );
     return rate;
   } finally {
     await db.drop();

@@ -14,7 +14,11 @@ async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'ingestion' });
   if (config.kafkaBrokers.length === 0) throw new Error('KAFKA_BROKERS is not set');
-  const pool = createPgPool({ databaseUrl: config.databaseUrl, max: config.databasePoolSize, applicationName: 'sett-ingestion' });
+  const pool = createPgPool({
+    databaseUrl: config.databaseUrl,
+    max: config.databasePoolSize,
+    applicationName: 'sett-ingestion',
+  });
   // An idle client losing its connection (Postgres restarting) must not crash the process;
   // the batch that next uses the pool fails and is retried.
   pool.on('error', (error) => logger.warn('idle Postgres connection failed', { error: error.message }));
@@ -29,7 +33,12 @@ async function main() {
       }
     },
   });
-  const kafka = createKafka({ brokers: config.kafkaBrokers, clientId: 'sett-ingestion', logger, logLevel: 'warn' });
+  const kafka = createKafka({
+    brokers: config.kafkaBrokers,
+    clientId: 'sett-ingestion',
+    logger,
+    logLevel: 'warn',
+  });
   const registry = createMetricsRegistry('ingestion');
   const worker = createIngestionWorker({
     kafka,

@@ -8,7 +8,12 @@ export type IngestionMetrics = ReturnType<typeof createIngestionMetrics>;
 export function createIngestionMetrics(registry: Registry) {
   const registers = [registry];
   return {
-    events: new prom.Counter({ name: 'sett_ingestion_events_total', help: 'Events written to Postgres', labelNames: ['topic'], registers }),
+    events: new prom.Counter({
+      name: 'sett_ingestion_events_total',
+      help: 'Events written to Postgres',
+      labelNames: ['topic'],
+      registers,
+    }),
     batchSize: new prom.Histogram({
       name: 'sett_ingestion_batch_size',
       help: 'Messages per consumed batch (one partition)',
@@ -23,17 +28,40 @@ export function createIngestionMetrics(registry: Registry) {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),
-    deadLetters: new prom.Counter({ name: 'sett_ingestion_dead_letters_total', help: 'Messages sent to the dead letter topic', labelNames: ['topic'], registers }),
-    drops: new prom.Counter({ name: 'sett_ingestion_dropped_events_total', help: 'Messages not ingested, by reason', labelNames: ['reason'], registers }),
+    deadLetters: new prom.Counter({
+      name: 'sett_ingestion_dead_letters_total',
+      help: 'Messages sent to the dead letter topic',
+      labelNames: ['topic'],
+      registers,
+    }),
+    drops: new prom.Counter({
+      name: 'sett_ingestion_dropped_events_total',
+      help: 'Messages not ingested, by reason',
+      labelNames: ['reason'],
+      registers,
+    }),
     retries: new prom.Counter({
       name: 'sett_ingestion_batch_retries_total',
       help: 'Batch attempts that failed and were retried (Postgres, Kafka or Redis unavailable, lost races)',
       labelNames: ['stage'],
       registers,
     }),
-    warnings: new prom.Counter({ name: 'sett_ingestion_warnings_total', help: 'Events ingested with a warning, by type', labelNames: ['type'], registers }),
-    alreadyStored: new prom.Counter({ name: 'sett_ingestion_redelivered_events_total', help: 'Redelivered events skipped because they were stored', registers }),
-    merges: new prom.Counter({ name: 'sett_ingestion_person_merges_total', help: 'Person merges ($identify, $create_alias)', registers }),
+    warnings: new prom.Counter({
+      name: 'sett_ingestion_warnings_total',
+      help: 'Events ingested with a warning, by type',
+      labelNames: ['type'],
+      registers,
+    }),
+    alreadyStored: new prom.Counter({
+      name: 'sett_ingestion_redelivered_events_total',
+      help: 'Redelivered events skipped because they were stored',
+      registers,
+    }),
+    merges: new prom.Counter({
+      name: 'sett_ingestion_person_merges_total',
+      help: 'Person merges ($identify, $create_alias)',
+      registers,
+    }),
     refusedMerges: new prom.Counter({
       name: 'sett_ingestion_person_merges_refused_total',
       help: '$identify merges refused because the anonymous person was already identified',

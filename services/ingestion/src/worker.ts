@@ -26,7 +26,12 @@ import { createTeamResolver } from './teams/team-resolver';
 
 export type IngestionWorkerConfig = Pick<
   Config['ingestion'],
-  'topics' | 'batchSize' | 'sessionTimeoutMs' | 'heartbeatIntervalMs' | 'maxWaitTimeMs' | 'partitionsConcurrently'
+  | 'topics'
+  | 'batchSize'
+  | 'sessionTimeoutMs'
+  | 'heartbeatIntervalMs'
+  | 'maxWaitTimeMs'
+  | 'partitionsConcurrently'
 >;
 
 export type IngestionWorkerDeps = {
@@ -62,7 +67,12 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
   const health = new RetryHealth();
   const plans = consumerPlans(config.topics, deps.groupIds ?? GROUP_IDS);
   const producer = createBatchingProducer({ kafka: deps.kafka, lingerMs: 5, logger });
-  const teams = createTeamResolver({ pool: deps.pool, redis: deps.redis, logger, ttlMs: deps.tokenCacheTtlMs });
+  const teams = createTeamResolver({
+    pool: deps.pool,
+    redis: deps.redis,
+    logger,
+    ttlMs: deps.tokenCacheTtlMs,
+  });
 
   const sendDeadLetters = async (letters: DeadLetter[]) => {
     await producer.send(
@@ -86,7 +96,16 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     }
   };
 
-  const handleBatch = createBatchHandler({ pool: deps.pool, teams, sendDeadLetters, logger, metrics, health, retry: deps.retry, afterCommit });
+  const handleBatch = createBatchHandler({
+    pool: deps.pool,
+    teams,
+    sendDeadLetters,
+    logger,
+    metrics,
+    health,
+    retry: deps.retry,
+    afterCommit,
+  });
   const runners = plans.map((plan) => ({
     plan,
     runner: createConsumerRunner({
@@ -104,7 +123,11 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
   }));
 
   const lag = async (): Promise<GroupLag[]> => {
-    const all = await Promise.all(runners.map(async ({ plan, runner }) => (await runner.lag()).map((l) => ({ ...l, groupId: plan.groupId }))));
+    const all = await Promise.all(
+      runners.map(async ({ plan, runner }) =>
+        (await runner.lag()).map((l) => ({ ...l, groupId: plan.groupId })),
+      ),
+    );
     return all.flat();
   };
 
@@ -116,7 +139,8 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     async collect() {
       try {
         this.reset();
-        for (const l of await lag()) this.set({ group: l.groupId, topic: l.topic, partition: String(l.partition) }, l.lag);
+        for (const l of await lag())
+          this.set({ group: l.groupId, topic: l.topic, partition: String(l.partition) }, l.lag);
       } catch (error) {
         logger.debug('consumer lag unavailable', { error: (error as Error).message });
       }
@@ -130,7 +154,9 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
       await producer.connect();
       for (const { runner } of runners) await runner.start();
       started = true;
-      logger.info('ingestion consumers started', { groups: plans.map((p) => ({ groupId: p.groupId, topics: p.topics })) });
+      logger.info('ingestion consumers started', {
+        groups: plans.map((p) => ({ groupId: p.groupId, topics: p.topics })),
+      });
     },
     async stop() {
       started = false;
@@ -142,7 +168,8 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     problems() {
       const problems = health.problems();
       if (!started) problems.push('consumers not started');
-      for (const { plan, runner } of runners) if (started && !runner.isRunning()) problems.push(`consumer ${plan.groupId} not running`);
+      for (const { plan, runner } of runners)
+        if (started && !runner.isRunning()) problems.push(`consumer ${plan.groupId} not running`);
       return problems;
     },
   };

@@ -44,7 +44,10 @@ export async function insertEvents(client: PoolClient, rows: EventRow[]): Promis
  * with its person and group effects, so a stored event's effects are stored too: skipping it
  * on redelivery keeps person updates exactly-once in effect (versions do not move either).
  */
-export async function findStoredEvents(client: PoolClient, keys: Array<{ teamId: number; uuid: string }>): Promise<Set<string>> {
+export async function findStoredEvents(
+  client: PoolClient,
+  keys: Array<{ teamId: number; uuid: string }>,
+): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
   const { rows } = await client.query<{ team_id: number; uuid: string }>(
     `SELECT e.team_id, e.uuid FROM events e

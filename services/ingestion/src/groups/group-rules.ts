@@ -24,11 +24,19 @@ export function groupIdentifyOf(event: string, properties: Record<string, unknow
   const groupKey = keyOf(properties.$group_key);
   if (typeof groupType !== 'string' || groupType === '' || groupKey === null) return null;
   const set = properties.$group_set;
-  return { groupType, groupKey, set: typeof set === 'object' && set !== null && !Array.isArray(set) ? (set as Record<string, unknown>) : {} };
+  return {
+    groupType,
+    groupKey,
+    set:
+      typeof set === 'object' && set !== null && !Array.isArray(set) ? (set as Record<string, unknown>) : {},
+  };
 }
 
 /** group_0..group_4 of an event from its $groups; unknown types and empty keys are ignored. */
-export function groupColumns(mapping: GroupTypeMapping | undefined, properties: Record<string, unknown>): Array<string | null> {
+export function groupColumns(
+  mapping: GroupTypeMapping | undefined,
+  properties: Record<string, unknown>,
+): Array<string | null> {
   const columns: Array<string | null> = [null, null, null, null, null];
   const groups = properties.$groups;
   if (!mapping || typeof groups !== 'object' || groups === null || Array.isArray(groups)) return columns;
@@ -40,7 +48,12 @@ export function groupColumns(mapping: GroupTypeMapping | undefined, properties: 
   return columns;
 }
 
-export type GroupUpsert = { teamId: number; groupTypeIndex: number; groupKey: string; set: Record<string, unknown> };
+export type GroupUpsert = {
+  teamId: number;
+  groupTypeIndex: number;
+  groupKey: string;
+  set: Record<string, unknown>;
+};
 
 /**
  * One upsert per group per batch: later $group_set values win, in event order. Sorted by key so

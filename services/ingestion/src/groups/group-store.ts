@@ -4,7 +4,10 @@
 import type { PoolClient } from 'pg';
 import { nextGroupTypeIndex, type GroupTypeMapping, type GroupUpsert } from './group-rules';
 
-export async function loadGroupTypeMappings(client: PoolClient, teamIds: number[]): Promise<Map<number, GroupTypeMapping>> {
+export async function loadGroupTypeMappings(
+  client: PoolClient,
+  teamIds: number[],
+): Promise<Map<number, GroupTypeMapping>> {
   const result = new Map<number, GroupTypeMapping>(teamIds.map((t) => [t, new Map()]));
   if (teamIds.length === 0) return result;
   const { rows } = await client.query<{ team_id: number; group_type: string; group_type_index: number }>(
@@ -54,6 +57,11 @@ export async function upsertGroups(client: PoolClient, upserts: GroupUpsert[]): 
      SELECT t, i, k, p, 0 FROM unnest($1::int[], $2::int[], $3::text[], $4::jsonb[]) AS x(t, i, k, p)
      ON CONFLICT (team_id, group_type_index, group_key)
      DO UPDATE SET group_properties = groups.group_properties || EXCLUDED.group_properties, version = groups.version + 1`,
-    [upserts.map((u) => u.teamId), upserts.map((u) => u.groupTypeIndex), upserts.map((u) => u.groupKey), upserts.map((u) => JSON.stringify(u.set))],
+    [
+      upserts.map((u) => u.teamId),
+      upserts.map((u) => u.groupTypeIndex),
+      upserts.map((u) => u.groupKey),
+      upserts.map((u) => JSON.stringify(u.set)),
+    ],
   );
 }

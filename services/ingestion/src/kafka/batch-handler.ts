@@ -16,7 +16,13 @@ import type { IngestionWarning, PreparedEvent, TeamEvent } from '../pipeline/typ
 import { writeBatch, type WriteBatchResult } from '../pipeline/write-batch';
 import type { TeamResolver } from '../teams/team-resolver';
 
-export type DeadLetter = { topic: string; partition: number; offset: string; reason: string; value: Buffer | null };
+export type DeadLetter = {
+  topic: string;
+  partition: number;
+  offset: string;
+  reason: string;
+  value: Buffer | null;
+};
 
 export type BatchHandlerDeps = {
   pool: Pool;
@@ -66,7 +72,12 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
   const warnedAt = new Map<IngestionWarning, number>();
 
   /** Runs fn until it succeeds; data errors and stop requests end it with a throw. */
-  async function untilDone<T>(stage: string, key: string, ctx: BatchContext, fn: () => Promise<T>): Promise<T> {
+  async function untilDone<T>(
+    stage: string,
+    key: string,
+    ctx: BatchContext,
+    fn: () => Promise<T>,
+  ): Promise<T> {
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await fn();
@@ -80,7 +91,13 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
         const delay = Math.min(maxMs, initialMs * 2 ** Math.min(attempt - 1, 16));
         metrics.retries.inc({ stage });
         health.fail(key, `${stage}: ${(error as Error).message}`);
-        logger.warn('batch stage failed; retrying (offsets not committed)', { stage, partition: key, attempt, retryInMs: delay, error: (error as Error).message });
+        logger.warn('batch stage failed; retrying (offsets not committed)', {
+          stage,
+          partition: key,
+          attempt,
+          retryInMs: delay,
+          error: (error as Error).message,
+        });
         // Sleep in slices so a stop request does not wait out a long backoff.
         const until = Date.now() + delay;
         while (Date.now() < until) {
@@ -101,7 +118,12 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
       const last = warnedAt.get(w) ?? 0;
       if (Date.now() - last > 10_000) {
         warnedAt.set(w, Date.now());
-        logger.warn('event ingested with a warning', { warning: w, uuid: e.uuid, event: e.event, timestamp: e.timestamp });
+        logger.warn('event ingested with a warning', {
+          warning: w,
+          uuid: e.uuid,
+          event: e.event,
+          timestamp: e.timestamp,
+        });
       }
     }
   }
@@ -129,7 +151,13 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
 
     // Tokens: each distinct token once per batch.
     const tokens = [...new Set(prepared.map((e) => e.token))];
-    const teamIds = await untilDone('resolve_team', key, ctx, async () => new Map(await Promise.all(tokens.map(async (t) => [t, await deps.teams.resolve(t)] as const))));
+    const teamIds = await untilDone(
+      'resolve_team',
+      key,
+      ctx,
+      async () =>
+        new Map(await Promise.all(tokens.map(async (t) => [t, await deps.teams.resolve(t)] as const))),
+    );
     const events: TeamEvent[] = [];
     const seen = new Set<string>();
     for (const e of prepared) {
@@ -154,13 +182,22 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
         results.push(await untilDone('postgres', key, ctx, () => writeBatch(deps.pool, events)));
       } catch (error) {
         if (!isDataError(error)) throw error;
-        logger.warn('Postgres rejected data in a batch; writing it event by event', { partition: key, error: (error as Error).message });
+        logger.warn('Postgres rejected data in a batch; writing it event by event', {
+          partition: key,
+          error: (error as Error).message,
+        });
         for (const e of events) {
           try {
             results.push(await untilDone('postgres', key, ctx, () => writeBatch(deps.pool, [e])));
           } catch (single) {
             if (!isDataError(single)) throw single;
-            const letter = { topic, partition, offset: e.offset, reason: `rejected by Postgres: ${(single as Error).message}`, value: byOffset.get(e.offset)?.value ?? null };
+            const letter = {
+              topic,
+              partition,
+              offset: e.offset,
+              reason: `rejected by Postgres: ${(single as Error).message}`,
+              value: byOffset.get(e.offset)?.value ?? null,
+            };
             await untilDone('dead_letter', key, ctx, () => deps.sendDeadLetters([letter]));
             dead.push(letter);
           }
@@ -173,7 +210,11 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
     for (const [reason, n] of drops) metrics.drops.inc({ reason }, n);
     if (dead.length > 0) {
       metrics.deadLetters.inc({ topic }, dead.length);
-      logger.warn('messages sent to the dead letter topic', { partition: key, count: dead.length, firstReason: dead[0]?.reason });
+      logger.warn('messages sent to the dead letter topic', {
+        partition: key,
+        count: dead.length,
+        firstReason: dead[0]?.reason,
+      });
     }
     let inserted = 0;
     for (const r of results) {
@@ -182,7 +223,10 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
       metrics.merges.inc(r.merges);
       metrics.refusedMerges.inc(r.refusedMerges);
       metrics.groupTypeLimit.inc(r.groupTypeLimited);
-      if (deps.afterCommit) await deps.afterCommit(r).catch((error: Error) => logger.warn('after-commit step failed', { error: error.message }));
+      if (deps.afterCommit)
+        await deps
+          .afterCommit(r)
+          .catch((error: Error) => logger.warn('after-commit step failed', { error: error.message }));
     }
     metrics.events.inc({ topic }, inserted);
     metrics.batchSize.observe({ topic }, batch.messages.length);

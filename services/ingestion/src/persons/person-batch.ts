@@ -3,7 +3,12 @@
 // persons to create, distinct ids to add, persons merged away (their distinct ids move to the
 // survivor), and persons to update with their final properties. Pure, so the identify / alias /
 // merge semantics are unit tested without a database.
-import { applyPropertyUpdate, mergePersonProperties, type PersonIntent, type PropertyUpdate } from './person-rules';
+import {
+  applyPropertyUpdate,
+  mergePersonProperties,
+  type PersonIntent,
+  type PropertyUpdate,
+} from './person-rules';
 
 export type LoadedPerson = {
   id: string;
@@ -75,7 +80,14 @@ export function simulatePersonBatch(
   for (const [key, p] of loaded) {
     let state = byId.get(p.id);
     if (!state) {
-      state = { ...p, properties: { ...p.properties }, changed: false, bumped: false, mergedInto: null, newDistinctIds: [] };
+      state = {
+        ...p,
+        properties: { ...p.properties },
+        changed: false,
+        bumped: false,
+        mergedInto: null,
+        newDistinctIds: [],
+      };
       byId.set(p.id, state);
       states.push(state);
     }
@@ -168,7 +180,14 @@ export function simulatePersonBatch(
     personUuids.push(person.uuid);
   }
 
-  const plan: PersonPlan = { creates: [], distinctIds: [], merges: [], updates: [], mergeCount, refusedMerges };
+  const plan: PersonPlan = {
+    creates: [],
+    distinctIds: [],
+    merges: [],
+    updates: [],
+    mergeCount,
+    refusedMerges,
+  };
   for (const s of states) {
     if (s.mergedInto) {
       if (s.id !== null) plan.merges.push({ sourceId: s.id, target: follow(s) });
@@ -176,7 +195,8 @@ export function simulatePersonBatch(
     }
     if (s.id === null) plan.creates.push(s);
     else if (s.changed) plan.updates.push(s);
-    for (const distinctId of s.newDistinctIds) plan.distinctIds.push({ teamId: s.teamId, distinctId, person: s });
+    for (const distinctId of s.newDistinctIds)
+      plan.distinctIds.push({ teamId: s.teamId, distinctId, person: s });
   }
   return { personUuids, plan };
 }

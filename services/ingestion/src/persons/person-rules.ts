@@ -16,7 +16,13 @@ export type PersonIntent =
    * guardIdentified: refuse to merge away a source person that is already identified
    * ($identify; PostHog's rule against merging two known users).
    */
-  | { kind: 'merge'; targetDistinctId: string; sourceDistinctId: string; guardIdentified: boolean; update: PropertyUpdate | null };
+  | {
+      kind: 'merge';
+      targetDistinctId: string;
+      sourceDistinctId: string;
+      guardIdentified: boolean;
+      update: PropertyUpdate | null;
+    };
 
 // PostHog refuses to merge on these (a client sending "null" as the anonymous id would
 // otherwise merge every user into one person).
@@ -36,10 +42,15 @@ const ILLEGAL_CASE_SENSITIVE = new Set(['[object Object]', 'NaN', 'None', 'none'
 
 export function isDistinctIdIllegal(id: string): boolean {
   const trimmed = id.trim();
-  return trimmed === '' || ILLEGAL_CASE_INSENSITIVE.has(trimmed.toLowerCase()) || ILLEGAL_CASE_SENSITIVE.has(trimmed);
+  return (
+    trimmed === '' ||
+    ILLEGAL_CASE_INSENSITIVE.has(trimmed.toLowerCase()) ||
+    ILLEGAL_CASE_SENSITIVE.has(trimmed)
+  );
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The $set / $set_once / $unset of an event's properties, or null when it has none. */
 export function propertyUpdateOf(properties: Record<string, unknown>): PropertyUpdate | null {
@@ -55,12 +66,27 @@ export function propertyUpdateOf(properties: Record<string, unknown>): PropertyU
   return { set, setOnce, unset };
 }
 
-export function personIntentOf(event: string, distinctId: string, properties: Record<string, unknown>): PersonIntent {
+export function personIntentOf(
+  event: string,
+  distinctId: string,
+  properties: Record<string, unknown>,
+): PersonIntent {
   const update = propertyUpdateOf(properties);
   if (event === '$identify') {
     const anon = properties.$anon_distinct_id;
-    if (typeof anon === 'string' && anon !== distinctId && !isDistinctIdIllegal(anon) && !isDistinctIdIllegal(distinctId)) {
-      return { kind: 'merge', targetDistinctId: distinctId, sourceDistinctId: anon, guardIdentified: true, update };
+    if (
+      typeof anon === 'string' &&
+      anon !== distinctId &&
+      !isDistinctIdIllegal(anon) &&
+      !isDistinctIdIllegal(distinctId)
+    ) {
+      return {
+        kind: 'merge',
+        targetDistinctId: distinctId,
+        sourceDistinctId: anon,
+        guardIdentified: true,
+        update,
+      };
     }
     return { kind: 'update', distinctId, update, identify: true };
   }
@@ -68,8 +94,19 @@ export function personIntentOf(event: string, distinctId: string, properties: Re
     const alias = properties.alias;
     const aliasId = typeof alias === 'string' ? alias : typeof alias === 'number' ? String(alias) : undefined;
     // Spec section 6: the request's distinct_id is merged into the alias, which becomes the main id.
-    if (aliasId !== undefined && aliasId !== distinctId && !isDistinctIdIllegal(aliasId) && !isDistinctIdIllegal(distinctId)) {
-      return { kind: 'merge', targetDistinctId: aliasId, sourceDistinctId: distinctId, guardIdentified: false, update };
+    if (
+      aliasId !== undefined &&
+      aliasId !== distinctId &&
+      !isDistinctIdIllegal(aliasId) &&
+      !isDistinctIdIllegal(distinctId)
+    ) {
+      return {
+        kind: 'merge',
+        targetDistinctId: aliasId,
+        sourceDistinctId: distinctId,
+        guardIdentified: false,
+        update,
+      };
     }
     return { kind: 'update', distinctId, update, identify: false };
   }
@@ -87,14 +124,19 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   const ak = Object.keys(a);
   const bo = b as Record<string, unknown>;
   if (ak.length !== Object.keys(bo).length) return false;
-  return ak.every((k) => Object.prototype.hasOwnProperty.call(bo, k) && jsonEqual((a as Record<string, unknown>)[k], bo[k]));
+  return ak.every(
+    (k) => Object.prototype.hasOwnProperty.call(bo, k) && jsonEqual((a as Record<string, unknown>)[k], bo[k]),
+  );
 }
 
 /**
  * PostHog's order: $set_once fills keys that are absent, $set overwrites, $unset removes.
  * Mutates `properties` and says whether anything changed (an unchanged person is not written).
  */
-export function applyPropertyUpdate(properties: Record<string, unknown>, update: PropertyUpdate | null): boolean {
+export function applyPropertyUpdate(
+  properties: Record<string, unknown>,
+  update: PropertyUpdate | null,
+): boolean {
   if (!update) return false;
   let changed = false;
   for (const [k, v] of Object.entries(update.setOnce)) {
@@ -119,6 +161,9 @@ export function applyPropertyUpdate(properties: Record<string, unknown>, update:
 }
 
 /** Merged person properties: the surviving (target) person's values win, the source fills gaps. */
-export function mergePersonProperties(target: Record<string, unknown>, source: Record<string, unknown>): Record<string, unknown> {
+export function mergePersonProperties(
+  target: Record<string, unknown>,
+  source: Record<string, unknown>,
+): Record<string, unknown> {
   return { ...source, ...target };
 }

@@ -11,7 +11,8 @@ import { personKey, type LoadedPerson, type PersonPlan, type PersonState } from 
 // PostHog derives a new person's uuid from team and distinct id, so two workers racing to
 // create the same person collide on persons.uuid instead of creating two.
 const PERSON_UUID_NAMESPACE = '932979b4-65c3-4424-8467-0b66ec27bc22';
-export const personUuidFor = (teamId: number, distinctId: string) => uuidv5(`${teamId}:${distinctId}`, PERSON_UUID_NAMESPACE);
+export const personUuidFor = (teamId: number, distinctId: string) =>
+  uuidv5(`${teamId}:${distinctId}`, PERSON_UUID_NAMESPACE);
 
 /** Another worker created a distinct id this batch meant to create: retry the batch. */
 export class PersonConflictError extends Error {
@@ -29,7 +30,10 @@ type PersonRow = {
   created_at: Date;
 };
 
-export async function loadPersonsForUpdate(client: PoolClient, keys: Array<{ teamId: number; distinctId: string }>): Promise<Map<string, LoadedPerson>> {
+export async function loadPersonsForUpdate(
+  client: PoolClient,
+  keys: Array<{ teamId: number; distinctId: string }>,
+): Promise<Map<string, LoadedPerson>> {
   const loaded = new Map<string, LoadedPerson>();
   if (keys.length === 0) return loaded;
   const { rows } = await client.query<PersonRow>(
@@ -90,10 +94,16 @@ export async function applyPersonPlan(client: PoolClient, plan: PersonPlan): Pro
       `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id, version)
        SELECT t, d, p, 0 FROM unnest($1::int[], $2::text[], $3::bigint[]) AS x(t, d, p)
        ON CONFLICT (team_id, distinct_id) DO NOTHING`,
-      [plan.distinctIds.map((d) => d.teamId), plan.distinctIds.map((d) => d.distinctId), plan.distinctIds.map((d) => resolveId(d.person))],
+      [
+        plan.distinctIds.map((d) => d.teamId),
+        plan.distinctIds.map((d) => d.distinctId),
+        plan.distinctIds.map((d) => resolveId(d.person)),
+      ],
     );
     if (result.rowCount !== plan.distinctIds.length) {
-      throw new PersonConflictError(`${plan.distinctIds.length - (result.rowCount ?? 0)} distinct id(s) were claimed concurrently`);
+      throw new PersonConflictError(
+        `${plan.distinctIds.length - (result.rowCount ?? 0)} distinct id(s) were claimed concurrently`,
+      );
     }
   }
 

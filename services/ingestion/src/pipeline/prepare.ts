@@ -58,8 +58,13 @@ export function cleanValue(value: unknown): unknown {
   return value;
 }
 
-export function validateMessage(message: CaptureMessage, offset: string, clock: () => number = Date.now): StepResult<PreparedEvent> {
-  if (!UUID_RE.test(message.uuid)) return dlq(`uuid is not a UUID: ${JSON.stringify(message.uuid.slice(0, 60))}`);
+export function validateMessage(
+  message: CaptureMessage,
+  offset: string,
+  clock: () => number = Date.now,
+): StepResult<PreparedEvent> {
+  if (!UUID_RE.test(message.uuid))
+    return dlq(`uuid is not a UUID: ${JSON.stringify(message.uuid.slice(0, 60))}`);
   const event = cleanString(message.event).slice(0, MAX_NAME_LENGTH);
   const distinctId = cleanString(message.distinct_id).slice(0, MAX_NAME_LENGTH);
   if (event.trim() === '') return drop('missing_event_name');
@@ -100,7 +105,11 @@ export function validateMessage(message: CaptureMessage, offset: string, clock: 
   });
 }
 
-export function prepareMessage(value: Buffer | null, offset: string, clock: () => number = Date.now): StepResult<PreparedEvent> {
+export function prepareMessage(
+  value: Buffer | null,
+  offset: string,
+  clock: () => number = Date.now,
+): StepResult<PreparedEvent> {
   const decoded = decodeMessage(value);
   if (decoded.kind !== 'ok') return decoded;
   return validateMessage(decoded.value, offset, clock);

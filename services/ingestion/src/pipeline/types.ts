@@ -3,16 +3,28 @@
 // unknown tokens), or dlq (sent to the dead letter topic with the reason, never retried).
 import type { CaptureMessage } from '@sett/kafka';
 
-export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'unknown_token' | 'duplicate_in_batch';
+export type DropReason =
+  | 'missing_event_name'
+  | 'missing_distinct_id'
+  | 'unknown_token'
+  | 'duplicate_in_batch';
 
-export type StepResult<T> = { kind: 'ok'; value: T } | { kind: 'drop'; reason: DropReason } | { kind: 'dlq'; reason: string };
+export type StepResult<T> =
+  | { kind: 'ok'; value: T }
+  | { kind: 'drop'; reason: DropReason }
+  | { kind: 'dlq'; reason: string };
 
 export const ok = <T>(value: T): StepResult<T> => ({ kind: 'ok', value });
 export const drop = <T>(reason: DropReason): StepResult<T> => ({ kind: 'drop', reason });
 export const dlq = <T>(reason: string): StepResult<T> => ({ kind: 'dlq', reason });
 
 /** Warnings about an event that was still ingested (counted and logged, rate limited). */
-export type IngestionWarning = 'timestamp_missing' | 'timestamp_invalid' | 'timestamp_in_future' | 'sent_at_invalid' | 'now_invalid';
+export type IngestionWarning =
+  | 'timestamp_missing'
+  | 'timestamp_invalid'
+  | 'timestamp_in_future'
+  | 'sent_at_invalid'
+  | 'now_invalid';
 
 /** A decoded and validated event, not yet tied to a project. */
 export type PreparedEvent = {

@@ -6,7 +6,13 @@
 // deadlock in the common case; the rare deadlock or lost race is retried by the caller.
 import type { Pool, PoolClient } from 'pg';
 import { findStoredEvents, insertEvents, type EventRow } from '../events/event-writer';
-import { foldGroupUpserts, groupColumns, groupIdentifyOf, type GroupTypeMapping, type GroupUpsert } from '../groups/group-rules';
+import {
+  foldGroupUpserts,
+  groupColumns,
+  groupIdentifyOf,
+  type GroupTypeMapping,
+  type GroupUpsert,
+} from '../groups/group-rules';
 import { ensureGroupType, loadGroupTypeMappings, upsertGroups } from '../groups/group-store';
 import { personKey, simulatePersonBatch } from '../persons/person-batch';
 import { personIntentOf, type PersonIntent } from '../persons/person-rules';
@@ -31,9 +37,13 @@ export type WriteBatchResult = {
   newGroupTypeTeams: Set<number>;
 };
 
-const hasGroups = (e: TeamEvent) => e.event === '$groupidentify' || (typeof e.properties.$groups === 'object' && e.properties.$groups !== null);
+const hasGroups = (e: TeamEvent) =>
+  e.event === '$groupidentify' || (typeof e.properties.$groups === 'object' && e.properties.$groups !== null);
 
-export async function writeBatchInTransaction(client: PoolClient, events: TeamEvent[]): Promise<WriteBatchResult> {
+export async function writeBatchInTransaction(
+  client: PoolClient,
+  events: TeamEvent[],
+): Promise<WriteBatchResult> {
   // 1. Redelivery: only events with effects beyond their own row need the check.
   let todo = events;
   let alreadyStored = 0;
@@ -48,7 +58,13 @@ export async function writeBatchInTransaction(client: PoolClient, events: TeamEv
   // 2. Persons, in event order.
   const personEvents: Array<{ index: number; teamId: number; timestamp: string; intent: PersonIntent }> = [];
   todo.forEach((e, index) => {
-    if (e.processPerson) personEvents.push({ index, teamId: e.teamId, timestamp: e.timestamp, intent: personIntentOf(e.event, e.distinctId, e.properties) });
+    if (e.processPerson)
+      personEvents.push({
+        index,
+        teamId: e.teamId,
+        timestamp: e.timestamp,
+        intent: personIntentOf(e.event, e.distinctId, e.properties),
+      });
   });
   const personUuidByIndex = new Map<number, string>();
   let personsCreated = 0;
@@ -57,7 +73,8 @@ export async function writeBatchInTransaction(client: PoolClient, events: TeamEv
   let refusedMerges = 0;
   if (personEvents.length > 0) {
     const keys = new Map<string, { teamId: number; distinctId: string }>();
-    const addKey = (teamId: number, distinctId: string) => keys.set(personKey(teamId, distinctId), { teamId, distinctId });
+    const addKey = (teamId: number, distinctId: string) =>
+      keys.set(personKey(teamId, distinctId), { teamId, distinctId });
     for (const { teamId, intent } of personEvents) {
       if (intent.kind === 'update') addKey(teamId, intent.distinctId);
       else {
@@ -88,7 +105,13 @@ export async function writeBatchInTransaction(client: PoolClient, events: TeamEv
     const { index, created } = await ensureGroupType(client, e.teamId, identify.groupType, mapping);
     if (created) newGroupTypeTeams.add(e.teamId);
     if (index === null) groupTypeLimited++;
-    else upserts.push({ teamId: e.teamId, groupTypeIndex: index, groupKey: identify.groupKey, set: identify.set });
+    else
+      upserts.push({
+        teamId: e.teamId,
+        groupTypeIndex: index,
+        groupKey: identify.groupKey,
+        set: identify.set,
+      });
   }
   const folded = foldGroupUpserts(upserts);
   await upsertGroups(client, folded);

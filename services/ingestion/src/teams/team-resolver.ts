@@ -7,10 +7,18 @@ import type { Logger } from '@sett/logger';
 
 export type TeamResolver = { resolve(token: string): Promise<number | null> };
 
-export function createTeamResolver(opts: { pool: Pool; redis?: Redis; logger: Logger; ttlMs?: number }): TeamResolver {
+export function createTeamResolver(opts: {
+  pool: Pool;
+  redis?: Redis;
+  logger: Logger;
+  ttlMs?: number;
+}): TeamResolver {
   const ttlMs = opts.ttlMs ?? 30_000;
   const loadFromDb = async (token: string): Promise<ProjectRef | null> => {
-    const { rows } = await opts.pool.query<{ id: number; organization_id: string }>('SELECT id, organization_id FROM teams WHERE api_token = $1', [token]);
+    const { rows } = await opts.pool.query<{ id: number; organization_id: string }>(
+      'SELECT id, organization_id FROM teams WHERE api_token = $1',
+      [token],
+    );
     const row = rows[0];
     return row ? { teamId: row.id, organizationId: row.organization_id } : null;
   };
@@ -36,7 +44,9 @@ export function createTeamResolver(opts: { pool: Pool; redis?: Redis; logger: Lo
         // the batch loop; a Redis failure only costs the cache.
         if (Date.now() - warnedAt > 10_000) {
           warnedAt = Date.now();
-          opts.logger.warn('token lookup through Redis failed; using Postgres', { error: (error as Error).message });
+          opts.logger.warn('token lookup through Redis failed; using Postgres', {
+            error: (error as Error).message,
+          });
         }
         return fromDb(token);
       }

@@ -31,7 +31,10 @@ beforeAll(async () => {
   refPool = createPgPool({ databaseUrl: refDb.url, max: 4 });
   ({ token } = await createTeam(env.pool));
   await refPool.query(`INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'ref', 'ref')`);
-  await refPool.query(`INSERT INTO teams (uuid, organization_id, api_token, name) SELECT gen_random_uuid(), id, $1, 'ref' FROM organizations`, [token]);
+  await refPool.query(
+    `INSERT INTO teams (uuid, organization_id, api_token, name) SELECT gen_random_uuid(), id, $1, 'ref' FROM organizations`,
+    [token],
+  );
 });
 
 afterAll(async () => {
@@ -48,12 +51,30 @@ function workload(): CaptureMessage[] {
   const out: CaptureMessage[] = [];
   for (let i = 0; i < USERS; i++) {
     const [a, u, c] = [`anon-${i}`, `user-${i}`, `crm-${i}`];
-    for (let k = 0; k < 6; k++) out.push(captureMessage(token, a, k % 2 ? '$pageview' : 'clicked', { $set: { [`pa_${i}`]: k }, $set_once: { [`fa_${i}`]: k } }));
-    for (let k = 0; k < 3; k++) out.push(captureMessage(token, u, 'used feature', { $set: { [`pu_${i}`]: k } }));
-    out.push(captureMessage(token, u, '$identify', { $anon_distinct_id: a, $set: { [`email_${i}`]: `${u}@x.test` } }));
+    for (let k = 0; k < 6; k++)
+      out.push(
+        captureMessage(token, a, k % 2 ? '$pageview' : 'clicked', {
+          $set: { [`pa_${i}`]: k },
+          $set_once: { [`fa_${i}`]: k },
+        }),
+      );
+    for (let k = 0; k < 3; k++)
+      out.push(captureMessage(token, u, 'used feature', { $set: { [`pu_${i}`]: k } }));
+    out.push(
+      captureMessage(token, u, '$identify', {
+        $anon_distinct_id: a,
+        $set: { [`email_${i}`]: `${u}@x.test` },
+      }),
+    );
     for (let k = 0; k < 2; k++) out.push(captureMessage(token, c, 'crm sync', { $set: { [`pc_${i}`]: k } }));
     out.push(captureMessage(token, u, '$create_alias', { alias: c }));
-    out.push(captureMessage(token, u, '$groupidentify', { $group_type: 'company', $group_key: `co-${i}`, $group_set: { owner: u } }));
+    out.push(
+      captureMessage(token, u, '$groupidentify', {
+        $group_type: 'company',
+        $group_key: `co-${i}`,
+        $group_set: { owner: u },
+      }),
+    );
     out.push(captureMessage(token, a, 'personless', { $process_person_profile: false }));
   }
   // Interleave users so that every batch mixes them (per-key order is kept).
@@ -88,13 +109,16 @@ function spawnWorker(): { child: ChildProcess; port: Promise<number> } {
         if (m) resolve(Number(m[1]));
       });
     }
-    child.once('exit', (code, signal) => reject(new Error(`worker exited (${code ?? signal}) before ready:\n${lines.slice(-20).join('\n')}`)));
+    child.once('exit', (code, signal) =>
+      reject(new Error(`worker exited (${code ?? signal}) before ready:\n${lines.slice(-20).join('\n')}`)),
+    );
   });
   port.catch(() => undefined);
   return { child, port };
 }
 
-const count = async (pool: Pool) => Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
+const count = async (pool: Pool) =>
+  Number((await pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n);
 
 it('SIGKILL in the middle, restart: exactly N events and the same persons as an uninterrupted run', async () => {
   const messages = workload();
@@ -103,16 +127,25 @@ it('SIGKILL in the middle, restart: exactly N events and the same persons as an 
   const producer = createBatchingProducer({ kafka: env.kafka, lingerMs: 1, maxBatchMessages: 40 });
   await producer.connect();
   for (let i = 0; i < N; i += 40) {
-    await producer.send(TOPICS.main, messages.slice(i, i + 40).map((m) => ({ key: `${m.token}:${m.distinct_id}`, value: encodeCaptureMessage(m) })));
+    await producer.send(
+      TOPICS.main,
+      messages
+        .slice(i, i + 40)
+        .map((m) => ({ key: `${m.token}:${m.distinct_id}`, value: encodeCaptureMessage(m) })),
+    );
   }
   await producer.disconnect();
 
   const first = spawnWorker();
   await first.port;
-  const atKill = await waitFor('some events stored', async () => {
-    const n = await count(env.pool);
-    return n > N * 0.15 ? n : false;
-  }, 60_000);
+  const atKill = await waitFor(
+    'some events stored',
+    async () => {
+      const n = await count(env.pool);
+      return n > N * 0.15 ? n : false;
+    },
+    60_000,
+  );
   first.child.kill('SIGKILL');
   await new Promise((r) => first.child.once('exit', r));
   expect(atKill).toBeLessThan(N); // really in the middle
@@ -122,11 +155,15 @@ it('SIGKILL in the middle, restart: exactly N events and the same persons as an 
   await waitFor('all events after the restart', async () => (await count(env.pool)) >= N, 90_000);
 
   // Operations endpoints of the real process.
-  const ready = await waitFor('ready', async () => ((await fetch(`http://127.0.0.1:${port}/_ready`)).status === 200 ? true : false));
+  const ready = await waitFor('ready', async () =>
+    (await fetch(`http://127.0.0.1:${port}/_ready`)).status === 200 ? true : false,
+  );
   expect(ready).toBe(true);
   const metrics = await waitFor('lag reaches 0 in /_metrics', async () => {
     const text = await (await fetch(`http://127.0.0.1:${port}/_metrics`)).text();
-    const lags = [...text.matchAll(/^sett_ingestion_consumer_lag\{[^}]*topic="events_plugin_ingestion"[^}]*\} (\d+)/gm)].map((m) => Number(m[1]));
+    const lags = [
+      ...text.matchAll(/^sett_ingestion_consumer_lag\{[^}]*topic="events_plugin_ingestion"[^}]*\} (\d+)/gm),
+    ].map((m) => Number(m[1]));
     return lags.length === 8 && lags.every((l) => l === 0) ? text : false;
   });
   expect(metrics).toMatch(/sett_ingestion_events_total\{[^}]*\} \d+/);
@@ -142,14 +179,19 @@ it('SIGKILL in the middle, restart: exactly N events and the same persons as an 
   expect(stored.rows.map((r) => r.uuid)).toEqual(messages.map((m) => m.uuid).sort());
 
   // The reference: an uninterrupted in-process run of the same topic into another database.
-  const ref = startWorker(env, { pool: refPool, groupIds: { live: 'reference-live', historical: 'reference-historical' }, config: { topics: ['main'] } });
+  const ref = startWorker(env, {
+    pool: refPool,
+    groupIds: { live: 'reference-live', historical: 'reference-historical' },
+    config: { topics: ['main'] },
+  });
   await ref.worker.start();
   try {
     await waitFor('the reference run', async () => (await count(refPool)) >= N, 90_000);
   } finally {
     await ref.worker.stop();
   }
-  const teamOf = async (pool: Pool) => (await pool.query<{ id: number }>('SELECT id FROM teams WHERE api_token = $1', [token])).rows[0]!.id;
+  const teamOf = async (pool: Pool) =>
+    (await pool.query<{ id: number }>('SELECT id FROM teams WHERE api_token = $1', [token])).rows[0]!.id;
   const crashed = await personState(env.pool, await teamOf(env.pool));
   const expected = await personState(refPool, await teamOf(refPool));
   expect(crashed).toHaveLength(USERS);
@@ -159,6 +201,7 @@ it('SIGKILL in the middle, restart: exactly N events and the same persons as an 
     properties: { pa_0: 5, fa_0: 0, pu_0: 2, email_0: 'user-0@x.test', pc_0: 1 },
     isIdentified: true,
   });
-  const groups = (pool: Pool) => pool.query('SELECT group_key, group_properties FROM groups ORDER BY group_key').then((r) => r.rows);
+  const groups = (pool: Pool) =>
+    pool.query('SELECT group_key, group_properties FROM groups ORDER BY group_key').then((r) => r.rows);
   expect(await groups(env.pool)).toEqual(await groups(refPool));
 });

@@ -8,7 +8,14 @@ import { createRedis, type Redis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
 import { prom } from '@sett/http';
-import { TOPICS, createBatchingProducer, createKafka, encodeCaptureMessage, type BatchingProducer, type CaptureMessage } from '@sett/kafka';
+import {
+  TOPICS,
+  createBatchingProducer,
+  createKafka,
+  encodeCaptureMessage,
+  type BatchingProducer,
+  type CaptureMessage,
+} from '@sett/kafka';
 import { createSilentLogger } from '@sett/logger';
 import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
 import { createIngestionWorker, type IngestionWorker, type IngestionWorkerConfig } from '../../src/worker';
@@ -60,7 +67,11 @@ export async function setupEnv(partitions = 4): Promise<Env> {
 export async function createTeam(pool: Pool, name = 'test'): Promise<{ teamId: number; token: string }> {
   const orgId = randomUUID();
   const token = `phc_${randomUUID().replace(/-/g, '')}`;
-  await pool.query(`INSERT INTO organizations (id, name, slug) VALUES ($1, $2, $3)`, [orgId, name, `${name}-${orgId}`]);
+  await pool.query(`INSERT INTO organizations (id, name, slug) VALUES ($1, $2, $3)`, [
+    orgId,
+    name,
+    `${name}-${orgId}`,
+  ]);
   const { rows } = await pool.query<{ id: number }>(
     `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES ($1, $2, $3, $4) RETURNING id`,
     [randomUUID(), orgId, token, name],
@@ -70,7 +81,13 @@ export async function createTeam(pool: Pool, name = 'test'): Promise<{ teamId: n
 
 let seq = 0;
 /** A message as capture produces it (uuid v4 here; capture uses v7, any UUID works). */
-export function captureMessage(token: string, distinctId: string, event: string, properties: Record<string, unknown> = {}, extra: Partial<CaptureMessage> = {}): CaptureMessage {
+export function captureMessage(
+  token: string,
+  distinctId: string,
+  event: string,
+  properties: Record<string, unknown> = {},
+  extra: Partial<CaptureMessage> = {},
+): CaptureMessage {
   const ts = new Date(Date.UTC(2024, 0, 1) + ++seq * 1000).toISOString();
   return {
     uuid: randomUUID(),
@@ -87,14 +104,28 @@ export function captureMessage(token: string, distinctId: string, event: string,
   };
 }
 
-export async function produce(producer: BatchingProducer, messages: CaptureMessage[], topic: string = TOPICS.main): Promise<void> {
+export async function produce(
+  producer: BatchingProducer,
+  messages: CaptureMessage[],
+  topic: string = TOPICS.main,
+): Promise<void> {
   await producer.send(
     topic,
-    messages.map((m) => ({ key: topic === TOPICS.overflow ? null : `${m.token}:${m.distinct_id}`, value: encodeCaptureMessage(m) })),
+    messages.map((m) => ({
+      key: topic === TOPICS.overflow ? null : `${m.token}:${m.distinct_id}`,
+      value: encodeCaptureMessage(m),
+    })),
   );
 }
 
-export function startWorker(env: Env, opts: { config?: Partial<IngestionWorkerConfig>; groupIds?: { live: string; historical: string }; pool?: Pool } = {}) {
+export function startWorker(
+  env: Env,
+  opts: {
+    config?: Partial<IngestionWorkerConfig>;
+    groupIds?: { live: string; historical: string };
+    pool?: Pool;
+  } = {},
+) {
   const registry = new prom.Registry();
   const worker: IngestionWorker = createIngestionWorker({
     kafka: env.kafka,
@@ -102,14 +133,24 @@ export function startWorker(env: Env, opts: { config?: Partial<IngestionWorkerCo
     redis: env.redis,
     logger: createSilentLogger(),
     registry,
-    config: { topics: ['main', 'overflow', 'historical'], batchSize: 1024 * 1024, partitionsConcurrently: 2, ...FAST, ...opts.config },
+    config: {
+      topics: ['main', 'overflow', 'historical'],
+      batchSize: 1024 * 1024,
+      partitionsConcurrently: 2,
+      ...FAST,
+      ...opts.config,
+    },
     groupIds: opts.groupIds,
     retry: { initialMs: 50, maxMs: 300 },
   });
   return { worker, registry };
 }
 
-export async function waitFor<T>(what: string, check: () => Promise<T | false | undefined | null> | T | false, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | false | undefined | null> | T | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const r = await check();
@@ -121,7 +162,9 @@ export async function waitFor<T>(what: string, check: () => Promise<T | false | 
 
 export async function countEvents(pool: Pool, teamId?: number): Promise<number> {
   const { rows } = await pool.query<{ n: string }>(
-    teamId === undefined ? 'SELECT count(*) AS n FROM events' : 'SELECT count(*) AS n FROM events WHERE team_id = $1',
+    teamId === undefined
+      ? 'SELECT count(*) AS n FROM events'
+      : 'SELECT count(*) AS n FROM events WHERE team_id = $1',
     teamId === undefined ? [] : [teamId],
   );
   return Number(rows[0]!.n);
@@ -129,7 +172,12 @@ export async function countEvents(pool: Pool, teamId?: number): Promise<number> 
 
 /** distinct id -> sorted list of the distinct ids of its person, plus that person's properties. */
 export async function personState(pool: Pool, teamId: number) {
-  const { rows } = await pool.query<{ person_id: string; ids: string[]; properties: Record<string, unknown>; is_identified: boolean }>(
+  const { rows } = await pool.query<{
+    person_id: string;
+    ids: string[];
+    properties: Record<string, unknown>;
+    is_identified: boolean;
+  }>(
     `SELECT p.id AS person_id, array_agg(d.distinct_id ORDER BY d.distinct_id) AS ids, p.properties, p.is_identified
        FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
       WHERE p.team_id = $1 GROUP BY p.id ORDER BY min(d.distinct_id)`,
@@ -138,7 +186,11 @@ export async function personState(pool: Pool, teamId: number) {
   return rows.map((r) => ({ ids: r.ids, properties: r.properties, isIdentified: r.is_identified }));
 }
 
-export async function metricValue(registry: prom.Registry, name: string, labels: Record<string, string> = {}): Promise<number> {
+export async function metricValue(
+  registry: prom.Registry,
+  name: string,
+  labels: Record<string, string> = {},
+): Promise<number> {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
   if (!metric) return 0;
   return (metric.values as Array<{ value: number; labels: Record<string, string | number> }>)

@@ -3,7 +3,18 @@
 import type { Consumer } from 'kafkajs';
 import { decodeGroupTypes, redisKeys } from '@sett/cache';
 import { TOPICS, type DeadLetterMessage } from '@sett/kafka';
-import { captureMessage, countEvents, createTeam, metricValue, personState, produce, setupEnv, startWorker, waitFor, type Env } from './helpers';
+import {
+  captureMessage,
+  countEvents,
+  createTeam,
+  metricValue,
+  personState,
+  produce,
+  setupEnv,
+  startWorker,
+  waitFor,
+  type Env,
+} from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -26,8 +37,16 @@ afterAll(async () => {
 it('creates persons, applies $set / $set_once / $unset, merges on $identify and $create_alias, and stores every kind of event', async () => {
   const t = team.token;
   const messages = [
-    captureMessage(t, 'anon-1', '$pageview', { $current_url: 'https://x.test/a', $set_once: { initial_url: '/a' }, $set: { seen: 1 } }),
-    captureMessage(t, 'anon-1', '$pageview', { $current_url: 'https://x.test/b', $set_once: { initial_url: '/b' }, $set: { seen: 2, tmp: true } }),
+    captureMessage(t, 'anon-1', '$pageview', {
+      $current_url: 'https://x.test/a',
+      $set_once: { initial_url: '/a' },
+      $set: { seen: 1 },
+    }),
+    captureMessage(t, 'anon-1', '$pageview', {
+      $current_url: 'https://x.test/b',
+      $set_once: { initial_url: '/b' },
+      $set: { seen: 2, tmp: true },
+    }),
     captureMessage(t, 'user-1', 'signed in', { $set: { plan: 'pro' } }),
     captureMessage(t, 'user-1', '$identify', { $anon_distinct_id: 'anon-1', $set: { email: 'u1@x.test' } }),
     captureMessage(t, 'anon-1', 'after merge', { $unset: ['tmp'] }),
@@ -37,17 +56,32 @@ it('creates persons, applies $set / $set_once / $unset, merges on $identify and 
     captureMessage(t, 'other-1', '$create_alias', { alias: 'main-1' }),
     captureMessage(t, 'anon-2', '$screen', { $screen_name: 'Home' }),
     captureMessage(t, 'anon-2', 'survey sent', { $survey_id: 's1', $survey_response_q1: 'yes' }),
-    captureMessage(t, 'anon-2', '$feature_flag_called', { $feature_flag: 'f', $feature_flag_response: 'test', '$feature/f': 'test' }),
+    captureMessage(t, 'anon-2', '$feature_flag_called', {
+      $feature_flag: 'f',
+      $feature_flag_response: 'test',
+      '$feature/f': 'test',
+    }),
     captureMessage(t, 'ghost', 'personless', { $process_person_profile: false, $set: { ignored: true } }),
   ];
   await produce(env.producer, messages);
-  await waitFor('all events stored', async () => (await countEvents(env.pool, team.teamId)) === messages.length);
+  await waitFor(
+    'all events stored',
+    async () => (await countEvents(env.pool, team.teamId)) === messages.length,
+  );
 
   const state = await personState(env.pool, team.teamId);
   expect(state).toEqual([
-    { ids: ['anon-1', 'user-1'], properties: { initial_url: '/a', seen: 2, plan: 'pro', email: 'u1@x.test' }, isIdentified: true },
+    {
+      ids: ['anon-1', 'user-1'],
+      properties: { initial_url: '/a', seen: 2, plan: 'pro', email: 'u1@x.test' },
+      isIdentified: true,
+    },
     { ids: ['anon-2'], properties: {}, isIdentified: false },
-    { ids: ['main-1', 'other-1'], properties: { who: 'main', main_only: 1, other_only: 1 }, isIdentified: true },
+    {
+      ids: ['main-1', 'other-1'],
+      properties: { who: 'main', main_only: 1, other_only: 1 },
+      isIdentified: true,
+    },
   ]);
 
   const { rows } = await env.pool.query(
@@ -61,7 +95,10 @@ it('creates persons, applies $set / $set_once / $unset, merges on $identify and 
   expect(byEvent.get('personless')).toMatchObject({ person_id: null, current_person: null });
   // Every stored event still resolves to its surviving person through person_distinct_ids.
   for (const r of rows) if (r.event !== 'personless') expect(r.current_person).toBeTruthy();
-  expect(byEvent.get('$feature_flag_called')!.properties).toMatchObject({ '$feature/f': 'test', $feature_flag: 'f' });
+  expect(byEvent.get('$feature_flag_called')!.properties).toMatchObject({
+    '$feature/f': 'test',
+    $feature_flag: 'f',
+  });
   expect(byEvent.get('survey sent')!.properties).toMatchObject({ $survey_id: 's1' });
 });
 
@@ -69,21 +106,51 @@ it('handles $groupidentify and $groups, publishes group types to Redis, and caps
   const t = team.token;
   const types = ['company', 'project', 'team', 'org', 'region', 'sixth'];
   const messages = [
-    ...types.map((type, i) => captureMessage(t, 'g-user', '$groupidentify', { $group_type: type, $group_key: `${type}-k`, $group_set: { n: i } })),
-    captureMessage(t, 'g-user', '$groupidentify', { $group_type: 'company', $group_key: 'company-k', $group_set: { name: 'Acme' } }),
-    captureMessage(t, 'g-user', 'with groups', { $groups: { company: 'company-k', region: 'eu', unknown: 'x', sixth: 'y' } }),
+    ...types.map((type, i) =>
+      captureMessage(t, 'g-user', '$groupidentify', {
+        $group_type: type,
+        $group_key: `${type}-k`,
+        $group_set: { n: i },
+      }),
+    ),
+    captureMessage(t, 'g-user', '$groupidentify', {
+      $group_type: 'company',
+      $group_key: 'company-k',
+      $group_set: { name: 'Acme' },
+    }),
+    captureMessage(t, 'g-user', 'with groups', {
+      $groups: { company: 'company-k', region: 'eu', unknown: 'x', sixth: 'y' },
+    }),
     captureMessage(t, 'g-user', 'with new group key', { $groups: { company: 'never-identified' } }),
   ];
   const before = await countEvents(env.pool, team.teamId);
   await produce(env.producer, messages);
-  await waitFor('group events stored', async () => (await countEvents(env.pool, team.teamId)) === before + messages.length);
+  await waitFor(
+    'group events stored',
+    async () => (await countEvents(env.pool, team.teamId)) === before + messages.length,
+  );
 
-  const mappings = await env.pool.query('SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1 ORDER BY group_type_index', [team.teamId]);
-  expect(mappings.rows).toEqual(types.slice(0, 5).map((group_type, group_type_index) => ({ group_type, group_type_index })));
-  const groups = await env.pool.query('SELECT group_type_index, group_key, group_properties FROM groups WHERE team_id = $1 ORDER BY group_type_index', [team.teamId]);
+  const mappings = await env.pool.query(
+    'SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1 ORDER BY group_type_index',
+    [team.teamId],
+  );
+  expect(mappings.rows).toEqual(
+    types.slice(0, 5).map((group_type, group_type_index) => ({ group_type, group_type_index })),
+  );
+  const groups = await env.pool.query(
+    'SELECT group_type_index, group_key, group_properties FROM groups WHERE team_id = $1 ORDER BY group_type_index',
+    [team.teamId],
+  );
   expect(groups.rows).toHaveLength(5);
-  expect(groups.rows[0]).toEqual({ group_type_index: 0, group_key: 'company-k', group_properties: { n: 0, name: 'Acme' } });
-  const ev = await env.pool.query(`SELECT event, group_0, group_1, group_4 FROM events WHERE team_id = $1 AND event LIKE 'with%' ORDER BY event`, [team.teamId]);
+  expect(groups.rows[0]).toEqual({
+    group_type_index: 0,
+    group_key: 'company-k',
+    group_properties: { n: 0, name: 'Acme' },
+  });
+  const ev = await env.pool.query(
+    `SELECT event, group_0, group_1, group_4 FROM events WHERE team_id = $1 AND event LIKE 'with%' ORDER BY event`,
+    [team.teamId],
+  );
   expect(ev.rows).toEqual([
     { event: 'with groups', group_0: 'company-k', group_1: null, group_4: 'eu' },
     { event: 'with new group key', group_0: 'never-identified', group_1: null, group_4: null },
@@ -92,7 +159,13 @@ it('handles $groupidentify and $groups, publishes group types to Redis, and caps
   const created = await env.pool.query(`SELECT 1 FROM groups WHERE group_key = 'never-identified'`);
   expect(created.rowCount).toBe(0);
   expect(await metricValue(running.registry, 'sett_ingestion_group_type_limit_total')).toBe(1);
-  expect(decodeGroupTypes(await env.redis.get(redisKeys.groupTypes(team.teamId)))).toEqual({ 0: 'company', 1: 'project', 2: 'team', 3: 'org', 4: 'region' });
+  expect(decodeGroupTypes(await env.redis.get(redisKeys.groupTypes(team.teamId)))).toEqual({
+    0: 'company',
+    1: 'project',
+    2: 'team',
+    3: 'org',
+    4: 'region',
+  });
 });
 
 it('drops unknown tokens and nameless events, dead-letters bad messages with the reason, and keeps going', async () => {
@@ -105,32 +178,69 @@ it('drops unknown tokens and nameless events, dead-letters bad messages with the
     { key: 'k', value: JSON.stringify(captureMessage('phc_unknown_token', 'x', 'e')) },
     { key: 'k', value: JSON.stringify(good) },
   ]);
-  await waitFor('the good event', async () => (await env.pool.query('SELECT 1 FROM events WHERE uuid = $1', [good.uuid])).rowCount === 1);
+  await waitFor(
+    'the good event',
+    async () => (await env.pool.query('SELECT 1 FROM events WHERE uuid = $1', [good.uuid])).rowCount === 1,
+  );
   expect(await countEvents(env.pool)).toBe(before + 1);
-  await waitFor('drop counters', async () => (await metricValue(running.registry, 'sett_ingestion_dropped_events_total', { reason: 'unknown_token' })) === 1);
-  expect(await metricValue(running.registry, 'sett_ingestion_dropped_events_total', { reason: 'missing_event_name' })).toBe(1);
+  await waitFor(
+    'drop counters',
+    async () =>
+      (await metricValue(running.registry, 'sett_ingestion_dropped_events_total', {
+        reason: 'unknown_token',
+      })) === 1,
+  );
+  expect(
+    await metricValue(running.registry, 'sett_ingestion_dropped_events_total', {
+      reason: 'missing_event_name',
+    }),
+  ).toBe(1);
   expect(await metricValue(running.registry, 'sett_ingestion_dead_letters_total')).toBe(2);
 
   const letters: DeadLetterMessage[] = [];
-  const consumer: Consumer = env.kafka.consumer({ groupId: `dlq-reader-${Date.now()}`, sessionTimeout: 3000, heartbeatInterval: 300, maxWaitTimeInMs: 200 });
+  const consumer: Consumer = env.kafka.consumer({
+    groupId: `dlq-reader-${Date.now()}`,
+    sessionTimeout: 3000,
+    heartbeatInterval: 300,
+    maxWaitTimeInMs: 200,
+  });
   await consumer.connect();
   await consumer.subscribe({ topics: [TOPICS.deadLetter], fromBeginning: true });
-  await consumer.run({ eachMessage: async ({ message }) => void letters.push(JSON.parse(message.value!.toString())) });
+  await consumer.run({
+    eachMessage: async ({ message }) => void letters.push(JSON.parse(message.value!.toString())),
+  });
   try {
     await waitFor('two dead letters', () => letters.length >= 2);
   } finally {
     await consumer.disconnect();
   }
-  expect(letters.map((l) => l.reason).sort()).toEqual([expect.stringMatching(/^invalid JSON/), expect.stringMatching(/^uuid is not a UUID/)]);
-  expect(letters.find((l) => l.reason.startsWith('invalid JSON'))).toMatchObject({ topic: TOPICS.main, value: '{"this is": not json', value_encoding: 'utf8' });
+  expect(letters.map((l) => l.reason).sort()).toEqual([
+    expect.stringMatching(/^invalid JSON/),
+    expect.stringMatching(/^uuid is not a UUID/),
+  ]);
+  expect(letters.find((l) => l.reason.startsWith('invalid JSON'))).toMatchObject({
+    topic: TOPICS.main,
+    value: '{"this is": not json',
+    value_encoding: 'utf8',
+  });
 });
 
 it('a redelivery of everything (a second consumer group from the beginning) changes nothing', async () => {
   const snapshot = async () => ({
-    events: (await env.pool.query('SELECT uuid, person_id, properties, timestamp, group_0 FROM events ORDER BY uuid')).rows,
-    persons: (await env.pool.query('SELECT id, uuid, properties, version, is_identified FROM persons ORDER BY id')).rows,
-    ids: (await env.pool.query('SELECT distinct_id, person_id, version FROM person_distinct_ids ORDER BY distinct_id')).rows,
-    groups: (await env.pool.query('SELECT group_key, group_properties, version FROM groups ORDER BY group_key')).rows,
+    events: (
+      await env.pool.query('SELECT uuid, person_id, properties, timestamp, group_0 FROM events ORDER BY uuid')
+    ).rows,
+    persons: (
+      await env.pool.query('SELECT id, uuid, properties, version, is_identified FROM persons ORDER BY id')
+    ).rows,
+    ids: (
+      await env.pool.query(
+        'SELECT distinct_id, person_id, version FROM person_distinct_ids ORDER BY distinct_id',
+      )
+    ).rows,
+    groups: (
+      await env.pool.query('SELECT group_key, group_properties, version FROM groups ORDER BY group_key')
+    ).rows,
   });
   const before = await snapshot();
   const replay = startWorker(env, { groupIds: { live: 'replay-live', historical: 'replay-historical' } });

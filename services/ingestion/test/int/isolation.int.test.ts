@@ -2,7 +2,16 @@
 // and live events produced after the backfill started draining are all stored while the
 // historical consumer group still has work left (ordering of completion, not speed).
 import { TOPICS, createBatchingProducer, encodeCaptureMessage } from '@sett/kafka';
-import { captureMessage, countEvents, createTeam, produce, setupEnv, startWorker, waitFor, type Env } from './helpers';
+import {
+  captureMessage,
+  countEvents,
+  createTeam,
+  produce,
+  setupEnv,
+  startWorker,
+  waitFor,
+  type Env,
+} from './helpers';
 
 jest.setTimeout(120_000);
 
@@ -29,13 +38,24 @@ it('live events land while a 100k historical backfill is still draining', async 
   for (let i = 0; i < HISTORICAL; i += 2000) {
     const chunk = Array.from({ length: 2000 }, (_, k) => {
       const n = i + k;
-      return captureMessage(team.token, `hist-${n % 2000}`, 'imported', { $set: { n } }, {
-        historical_migration: true,
-        timestamp: '2020-06-01T00:00:00.000Z',
-        sent_at: '2024-06-01T00:00:00.000Z',
-      });
+      return captureMessage(
+        team.token,
+        `hist-${n % 2000}`,
+        'imported',
+        { $set: { n } },
+        {
+          historical_migration: true,
+          timestamp: '2020-06-01T00:00:00.000Z',
+          sent_at: '2024-06-01T00:00:00.000Z',
+        },
+      );
     });
-    sends.push(producer.send(TOPICS.historical, chunk.map((m) => ({ key: `${m.token}:${m.distinct_id}`, value: encodeCaptureMessage(m) }))));
+    sends.push(
+      producer.send(
+        TOPICS.historical,
+        chunk.map((m) => ({ key: `${m.token}:${m.distinct_id}`, value: encodeCaptureMessage(m) })),
+      ),
+    );
   }
   await Promise.all(sends);
   await producer.disconnect();
@@ -44,15 +64,27 @@ it('live events land while a 100k historical backfill is still draining', async 
   await running.worker.start();
   await waitFor('the backfill to start draining', async () => (await countEvents(env.pool)) > 0, 60_000);
 
-  const live = Array.from({ length: 200 }, (_, i) => captureMessage(team.token, `live-${i % 20}`, '$pageview', { $current_url: `https://x.test/${i}` }));
+  const live = Array.from({ length: 200 }, (_, i) =>
+    captureMessage(team.token, `live-${i % 20}`, '$pageview', { $current_url: `https://x.test/${i}` }),
+  );
   await produce(env.producer, live);
-  await waitFor('every live event', async () => {
-    const { rows } = await env.pool.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE distinct_id LIKE 'live-%'`);
-    return Number(rows[0]!.n) === live.length;
-  }, 60_000);
+  await waitFor(
+    'every live event',
+    async () => {
+      const { rows } = await env.pool.query<{ n: string }>(
+        `SELECT count(*) AS n FROM events WHERE distinct_id LIKE 'live-%'`,
+      );
+      return Number(rows[0]!.n) === live.length;
+    },
+    60_000,
+  );
 
-  const historicalStored = (await env.pool.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE event = 'imported'`)).rows[0]!.n;
-  const historicalLag = (await running.worker.lag()).filter((l) => l.topic === TOPICS.historical).reduce((s, l) => s + l.lag, 0);
+  const historicalStored = (
+    await env.pool.query<{ n: string }>(`SELECT count(*) AS n FROM events WHERE event = 'imported'`)
+  ).rows[0]!.n;
+  const historicalLag = (await running.worker.lag())
+    .filter((l) => l.topic === TOPICS.historical)
+    .reduce((s, l) => s + l.lag, 0);
   expect(Number(historicalStored)).toBeLessThan(HISTORICAL);
   expect(historicalLag).toBeGreaterThan(0);
 

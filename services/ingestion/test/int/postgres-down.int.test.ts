@@ -5,7 +5,17 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { createPgPool } from '@sett/db';
 import type { Pool } from 'pg';
-import { captureMessage, countEvents, createTeam, metricValue, produce, setupEnv, startWorker, waitFor, type Env } from './helpers';
+import {
+  captureMessage,
+  countEvents,
+  createTeam,
+  metricValue,
+  produce,
+  setupEnv,
+  startWorker,
+  waitFor,
+  type Env,
+} from './helpers';
 
 jest.setTimeout(60_000);
 
@@ -66,17 +76,30 @@ it('retries while Postgres is down, without committing, and then stores everythi
   await waitFor('the warm-up event', async () => (await countEvents(env.pool)) === 1);
 
   await proxy.down();
-  const events = Array.from({ length: 50 }, (_, i) => captureMessage(team.token, `d${i % 5}`, 'while down', { $set: { i } }));
+  const events = Array.from({ length: 50 }, (_, i) =>
+    captureMessage(team.token, `d${i % 5}`, 'while down', { $set: { i } }),
+  );
   await produce(env.producer, events);
-  await waitFor('retries', async () => (await metricValue(running.registry, 'sett_ingestion_batch_retries_total', { stage: 'postgres' })) >= 2);
+  await waitFor(
+    'retries',
+    async () =>
+      (await metricValue(running.registry, 'sett_ingestion_batch_retries_total', { stage: 'postgres' })) >= 2,
+  );
   expect(running.worker.problems().join()).toMatch(/postgres/);
   expect(await countEvents(env.pool)).toBe(1);
   const lag = await running.worker.lag();
   expect(lag.reduce((s, l) => s + l.lag, 0)).toBeGreaterThanOrEqual(events.length);
 
   await proxy.listen();
-  await waitFor('every event after recovery', async () => (await countEvents(env.pool)) === 1 + events.length);
-  await waitFor('ready again and committed', async () => running.worker.problems().length === 0 && (await running.worker.lag()).every((l) => l.lag === 0));
+  await waitFor(
+    'every event after recovery',
+    async () => (await countEvents(env.pool)) === 1 + events.length,
+  );
+  await waitFor(
+    'ready again and committed',
+    async () =>
+      running.worker.problems().length === 0 && (await running.worker.lag()).every((l) => l.lag === 0),
+  );
   const persons = await env.pool.query(`SELECT properties FROM persons ORDER BY id`);
   expect(persons.rows).toHaveLength(5);
 });

@@ -9,7 +9,9 @@ describe('consumerPlans', () => {
       { name: 'historical', groupId: 'sett-ingestion-historical', topics: [TOPICS.historical] },
     ]);
     expect(consumerPlans(['historical']).map((p) => p.groupId)).toEqual(['sett-ingestion-historical']);
-    expect(consumerPlans(['overflow'])).toEqual([{ name: 'live', groupId: 'sett-ingestion', topics: [TOPICS.overflow] }]);
+    expect(consumerPlans(['overflow'])).toEqual([
+      { name: 'live', groupId: 'sett-ingestion', topics: [TOPICS.overflow] },
+    ]);
   });
 });
 

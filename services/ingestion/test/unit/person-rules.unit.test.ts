@@ -9,14 +9,22 @@ import {
 describe('property updates', () => {
   it('applies $set_once only to absent keys, $set always, $unset last', () => {
     const props: Record<string, unknown> = { a: 1, b: 2, gone: true };
-    const changed = applyPropertyUpdate(props, propertyUpdateOf({ $set_once: { a: 9, c: 3 }, $set: { b: 20 }, $unset: ['gone'] }));
+    const changed = applyPropertyUpdate(
+      props,
+      propertyUpdateOf({ $set_once: { a: 9, c: 3 }, $set: { b: 20 }, $unset: ['gone'] }),
+    );
     expect(changed).toBe(true);
     expect(props).toEqual({ a: 1, b: 20, c: 3 });
   });
 
   it('reports no change when the values are already there (deep equality)', () => {
     const props: Record<string, unknown> = { a: { x: [1, 2] }, b: 'v' };
-    expect(applyPropertyUpdate(props, propertyUpdateOf({ $set: { a: { x: [1, 2] } }, $set_once: { b: 'other' }, $unset: ['nope'] }))).toBe(false);
+    expect(
+      applyPropertyUpdate(
+        props,
+        propertyUpdateOf({ $set: { a: { x: [1, 2] } }, $set_once: { b: 'other' }, $unset: ['nope'] }),
+      ),
+    ).toBe(false);
     expect(applyPropertyUpdate(props, propertyUpdateOf({ $set: { a: { x: [1, 3] } } }))).toBe(true);
   });
 
@@ -26,7 +34,9 @@ describe('property updates', () => {
   });
 
   it('merging keeps both sides: the target wins conflicts, the source fills gaps', () => {
-    expect(mergePersonProperties({ email: 't@x', plan: 'pro' }, { email: 's@x', first_seen: '2020' })).toEqual({
+    expect(
+      mergePersonProperties({ email: 't@x', plan: 'pro' }, { email: 's@x', first_seen: '2020' }),
+    ).toEqual({
       email: 't@x',
       plan: 'pro',
       first_seen: '2020',
@@ -43,19 +53,33 @@ describe('person intents', () => {
       guardIdentified: true,
       update: { set: { e: 1 }, setOnce: {}, unset: [] },
     });
-    expect(personIntentOf('$identify', 'user', { $set: { e: 1 } })).toMatchObject({ kind: 'update', identify: true });
+    expect(personIntentOf('$identify', 'user', { $set: { e: 1 } })).toMatchObject({
+      kind: 'update',
+      identify: true,
+    });
   });
 
   it('$create_alias merges the distinct_id into the alias (spec section 6)', () => {
-    expect(personIntentOf('$create_alias', 'd', { alias: 'main' })).toMatchObject({ kind: 'merge', targetDistinctId: 'main', sourceDistinctId: 'd', guardIdentified: false });
+    expect(personIntentOf('$create_alias', 'd', { alias: 'main' })).toMatchObject({
+      kind: 'merge',
+      targetDistinctId: 'main',
+      sourceDistinctId: 'd',
+      guardIdentified: false,
+    });
     expect(personIntentOf('$create_alias', 'd', { alias: 42 })).toMatchObject({ targetDistinctId: '42' });
   });
 
   it('never merges on illegal ids or on itself', () => {
-    for (const id of ['null', 'undefined', 'Anonymous', ' ', '0', '[object Object]']) expect(isDistinctIdIllegal(id)).toBe(true);
+    for (const id of ['null', 'undefined', 'Anonymous', ' ', '0', '[object Object]'])
+      expect(isDistinctIdIllegal(id)).toBe(true);
     expect(isDistinctIdIllegal('user-1')).toBe(false);
     expect(personIntentOf('$identify', 'user', { $anon_distinct_id: 'null' }).kind).toBe('update');
     expect(personIntentOf('$create_alias', 'same', { alias: 'same' }).kind).toBe('update');
-    expect(personIntentOf('$pageview', 'u', {})).toEqual({ kind: 'update', distinctId: 'u', update: null, identify: false });
+    expect(personIntentOf('$pageview', 'u', {})).toEqual({
+      kind: 'update',
+      distinctId: 'u',
+      update: null,
+      identify: false,
+    });
   });
 });

@@ -13,7 +13,8 @@ const base: CaptureMessage = {
   timestamp: '2024-05-01T11:00:00.000Z',
   historical_migration: false,
 };
-const enc = (m: Partial<CaptureMessage> | Record<string, unknown>) => Buffer.from(encodeCaptureMessage({ ...base, ...m } as CaptureMessage));
+const enc = (m: Partial<CaptureMessage> | Record<string, unknown>) =>
+  Buffer.from(encodeCaptureMessage({ ...base, ...m } as CaptureMessage));
 
 describe('prepareMessage', () => {
   it('turns a capture message into a prepared event', () => {
@@ -35,16 +36,35 @@ describe('prepareMessage', () => {
   });
 
   it('drops events without name or distinct_id (spec 7.1) and dead-letters malformed messages', () => {
-    expect(prepareMessage(Buffer.from(JSON.stringify({ ...base, event: '' })), '1')).toEqual({ kind: 'drop', reason: 'missing_event_name' });
-    expect(prepareMessage(Buffer.from(JSON.stringify({ ...base, distinct_id: null })), '1')).toEqual({ kind: 'drop', reason: 'missing_distinct_id' });
+    expect(prepareMessage(Buffer.from(JSON.stringify({ ...base, event: '' })), '1')).toEqual({
+      kind: 'drop',
+      reason: 'missing_event_name',
+    });
+    expect(prepareMessage(Buffer.from(JSON.stringify({ ...base, distinct_id: null })), '1')).toEqual({
+      kind: 'drop',
+      reason: 'missing_distinct_id',
+    });
     expect(prepareMessage(Buffer.from('{not json'), '1').kind).toBe('dlq');
     expect(prepareMessage(null, '1').kind).toBe('dlq');
-    expect(prepareMessage(Buffer.from(JSON.stringify({ ...base, properties: [] })), '1')).toEqual({ kind: 'dlq', reason: expect.stringContaining('properties') });
-    expect(prepareMessage(enc({ uuid: 'not-a-uuid' }), '1')).toEqual({ kind: 'dlq', reason: expect.stringContaining('uuid') });
+    expect(prepareMessage(Buffer.from(JSON.stringify({ ...base, properties: [] })), '1')).toEqual({
+      kind: 'dlq',
+      reason: expect.stringContaining('properties'),
+    });
+    expect(prepareMessage(enc({ uuid: 'not-a-uuid' }), '1')).toEqual({
+      kind: 'dlq',
+      reason: expect.stringContaining('uuid'),
+    });
   });
 
   it('marks personless events and truncates long names like PostHog', () => {
-    const r = prepareMessage(enc({ properties: { $process_person_profile: false }, event: 'e'.repeat(300), distinct_id: 'd'.repeat(300) }), '1');
+    const r = prepareMessage(
+      enc({
+        properties: { $process_person_profile: false },
+        event: 'e'.repeat(300),
+        distinct_id: 'd'.repeat(300),
+      }),
+      '1',
+    );
     expect(r.kind).toBe('ok');
     if (r.kind !== 'ok') return;
     expect(r.value.processPerson).toBe(false);
@@ -53,11 +73,18 @@ describe('prepareMessage', () => {
   });
 
   it('replaces NUL characters and lone surrogates that Postgres cannot store', () => {
-    const r = prepareMessage(enc({ distinct_id: 'a\u0000b', properties: { 'k\u0000': ['x\u0000', { y: 'bad\ud800' }], ok: '😀' } }), '1');
+    const r = prepareMessage(
+      enc({ distinct_id: 'a\u0000b', properties: { 'k\u0000': ['x\u0000', { y: 'bad\ud800' }], ok: '😀' } }),
+      '1',
+    );
     expect(r.kind).toBe('ok');
     if (r.kind !== 'ok') return;
     expect(r.value.distinctId).toBe('a\ufffdb');
-    expect(r.value.properties).toEqual({ 'k\ufffd': ['x\ufffd', { y: 'bad\ufffd' }], ok: '😀', $ip: '10.0.0.1' });
+    expect(r.value.properties).toEqual({
+      'k\ufffd': ['x\ufffd', { y: 'bad\ufffd' }],
+      ok: '😀',
+      $ip: '10.0.0.1',
+    });
     expect(r.value.propertiesJson).not.toMatch(/\\u0000|\\ud800/);
     expect(cleanValue({ a: 1, b: null })).toEqual({ a: 1, b: null });
   });
