@@ -69,16 +69,14 @@ export async function startEdge(opts: EdgeOptions): Promise<Edge> {
     );
     proxied.on('error', () => {
       if (!res.headersSent) {
-        res
-          .writeHead(502, { 'content-type': 'application/json' })
-          .end(
-            JSON.stringify({
-              type: 'server_error',
-              code: 'bad_gateway',
-              detail: `${target} is not answering.`,
-              attr: null,
-            }),
-          );
+        res.writeHead(502, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            type: 'server_error',
+            code: 'bad_gateway',
+            detail: `${target} is not answering.`,
+            attr: null,
+          }),
+        );
       } else res.destroy();
     });
     req.pipe(proxied);
