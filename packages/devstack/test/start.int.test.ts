@@ -1,0 +1,120 @@
+// The whole local stack as `pnpm start` runs it: every service and the edge answer, the default
+// project is bootstrapped on an empty database, an event and a flag evaluation go through the
+// edge, and SIGINT stops every process the script started.
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { createTestDatabase, type TestDatabase } from '@sett/testing';
+
+const root = path.resolve(__dirname, '../../..');
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('pnpm start (scripts/start.ts)', () => {
+  let db: TestDatabase;
+  let child: ChildProcess | undefined;
+  let output = '';
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+
+  afterAll(async () => {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    await db.drop();
+  });
+
+  it('starts everything behind the edge, bootstraps, and stops what it started', async () => {
+    const ports = {
+      edge: await freePort(),
+      management: await freePort(),
+      capture: await freePort(),
+      decide: await freePort(),
+      ingestion: await freePort(),
+    };
+    child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'scripts/start.ts')], {
+      cwd: root,
+      env: {
+        ...process.env,
+        DATABASE_URL: db.url,
+        KAFKA_BROKERS: '', // the script starts its own development broker
+        SETT_PORT: String(ports.edge),
+        MANAGEMENT_PORT: String(ports.management),
+        CAPTURE_PORT: String(ports.capture),
+        DECIDE_PORT: String(ports.decide),
+        INGESTION_PORT: String(ports.ingestion),
+        LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
+
+    const deadline = Date.now() + 90_000;
+    while (!output.includes('Press Ctrl-C to stop.')) {
+      if (Date.now() > deadline || child.exitCode !== null)
+        throw new Error(`start did not come up:\n${output}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+
+    for (const port of Object.values(ports)) {
+      const res = await fetch(`http://127.0.0.1:${port}/_health`);
+      expect(res.status).toBe(200);
+    }
+    const projectKey = /project API key\s+(phc_\w+)/.exec(output)?.[1];
+    const personalKey = /personal API key\s+(phx_\w+)/.exec(output)?.[1];
+    expect(projectKey).toBeDefined();
+    expect(personalKey).toBeDefined();
+    expect(output).toMatch(/project id\s+\d+/);
+
+    const edge = `http://127.0.0.1:${ports.edge}`;
+    const captured = await fetch(`${edge}/i/v0/e/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: projectKey, event: 'started', distinct_id: 'u1' }),
+    });
+    expect(captured.status).toBe(200);
+    expect(await captured.json()).toEqual({ status: 1 });
+    const decided = await fetch(`${edge}/decide/?v=4`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: projectKey, distinct_id: 'u1' }),
+    });
+    expect(decided.status).toBe(200);
+    expect(await decided.json()).toMatchObject({ flags: {}, errorsWhileComputingFlags: false });
+    const me = await fetch(`${edge}/api/users/@me/`, { headers: { authorization: `Bearer ${personalKey}` } });
+    expect(me.status).toBe(200);
+    expect(((await me.json()) as { email: string }).email).toBe('admin@sett.local');
+
+    const pids = (await import('node:child_process'))
+      .execFileSync('ps', ['-o', 'pid=', '--ppid', String(child.pid)])
+      .toString()
+      .trim()
+      .split(/\s+/)
+      .map(Number);
+    expect(pids.length).toBeGreaterThanOrEqual(5); // four services and the broker
+
+    const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
+    child.kill('SIGINT');
+    expect(await exited).toBe(0);
+    for (const pid of pids) expect(alive(pid)).toBe(false);
+  });
+});
