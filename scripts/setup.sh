@@ -4,7 +4,8 @@
 # nothing to do; used by `pnpm start` / `npm start` and by `pnpm test` / `npm test`.
 #
 # It reuses whatever DATABASE_URL, REDIS_URL and KAFKA_BROKERS point at. When those are local
-# and not answering, it starts (and, as root on Debian, installs) Postgres and Redis.
+# and not answering, it starts (and, as root on Debian, installs) Postgres and Redis, and notes
+# them in .sett/started-by-setup so that `pnpm start` stops them again on Ctrl-C.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -58,6 +59,7 @@ if ! reachable "$pg_host" "$pg_port"; then
   log "starting PostgreSQL $ver"
   as_root pg_ctlcluster --skip-systemctl-redirect "$ver" main start 2>/dev/null || as_root pg_ctlcluster "$ver" main start || true
   wait_for "$pg_host" "$pg_port" || { log "Postgres did not come up on $pg_host:$pg_port"; exit 1; }
+  mkdir -p .sett && echo "postgres $ver" >> .sett/started-by-setup
   pg_user=$(node -e 'console.log(decodeURIComponent(new URL(process.argv[1]).username)||"postgres")' "$DATABASE_URL")
   as_root su postgres -c "psql -qtAc \"SELECT 1 FROM pg_roles WHERE rolname='$pg_user'\" | grep -q 1 || psql -qc 'CREATE ROLE \"$pg_user\" SUPERUSER LOGIN'" || true
 fi
@@ -70,6 +72,7 @@ if ! reachable "$redis_host" "$redis_port"; then
   mkdir -p .sett
   redis-server --daemonize yes --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no --dir "$PWD/.sett" --logfile "$PWD/.sett/redis.log"
   wait_for "$redis_host" "$redis_port" || { log "Redis did not come up"; exit 1; }
+  echo "redis $redis_port" >> .sett/started-by-setup
 fi
 
 # --- Kafka development broker (only when no real Kafka is configured) -------------------------

@@ -2,7 +2,8 @@
 // Starts the Kafka development broker unless KAFKA_BROKERS is set, the four services and the
 // edge on SETT_PORT, bootstraps a default project on an empty database and prints its keys.
 // Ctrl-C (or SIGTERM) stops everything this script started, and nothing else.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { loadConfigOrExit } from '@sett/config';
@@ -64,6 +65,25 @@ async function waitHealthy(name: string, port: number, timeoutMs = 60_000) {
   throw new Error(`${name} did not answer /_health on port ${port} within ${timeoutMs / 1000}s`);
 }
 
+// scripts/setup.sh notes the Postgres and Redis servers it had to start; they belong to this
+// run, so they stop with it. Servers that were already running are never touched.
+function stopWhatSetupStarted() {
+  const file = path.join(root, '.sett', 'started-by-setup');
+  if (!fs.existsSync(file)) return;
+  for (const line of fs.readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
+    const [what, arg] = line.split(' ');
+    try {
+      if (what === 'redis')
+        execFileSync('redis-cli', ['-p', arg!, 'shutdown', 'nosave'], { stdio: 'ignore' });
+      if (what === 'postgres') execFileSync('pg_ctlcluster', [arg!, 'main', 'stop'], { stdio: 'ignore' });
+      say(`stopped ${what} (started by set-up)`);
+    } catch {
+      say(`could not stop ${what} started by set-up`);
+    }
+  }
+  fs.rmSync(file);
+}
+
 async function shutdown(code: number) {
   if (stopping) return;
   stopping = true;
@@ -81,6 +101,7 @@ async function shutdown(code: number) {
     ),
   );
   await broker?.stop();
+  stopWhatSetupStarted();
   process.exit(code);
 }
 

@@ -63,7 +63,9 @@ export async function startDevBroker(opts: DevBrokerOptions = {}): Promise<DevBr
   for (const [name, partitions] of Object.entries(opts.topics ?? {}))
     args.push('--topic', `${name}:${partitions}`);
 
-  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+  // Its own process group: a terminal's Ctrl-C reaches the owner, which drains the services
+  // before stopping the broker. It still dies with the owner, through stdin EOF.
+  const child = spawn(binary, args, { stdio: ['pipe', 'pipe', 'pipe'], detached: true });
   const pid = child.pid;
   let stderr = '';
   child.stderr.setEncoding('utf8');
