@@ -4,9 +4,9 @@
 // definitions and the context.
 import { FlagEvaluationError } from './errors';
 import { flagHash } from './hash';
-import { assertSupportedFilter, matchProperty } from './property-match';
+import { assertSupportedFilter, matchCheckedProperty } from './property-match';
 import { outranks, reason } from './reasons';
-import { matchingVariant } from './variants';
+import { variantLookupTable, type VariantRange } from './variants';
 import type {
   EvaluateFlagsResult,
   EvaluationContext,
@@ -62,7 +62,8 @@ export function evaluateFlags(
  * Throws FlagEvaluationError when the flag cannot be computed.
  */
 export function evaluateFlag(flag: FlagDefinition, ctx: EvaluationContext): FlagResult {
-  assertEvaluable(flag);
+  const compiled = compiledFlag(flag);
+  if (compiled.error) throw compiled.error;
   const now = ctx.now ?? new Date();
   const filters = flag.filters;
   const aggregation = filters.aggregation_group_type_index ?? null;
@@ -73,7 +74,7 @@ export function evaluateFlag(flag: FlagDefinition, ctx: EvaluationContext): Flag
     const groupKey = groupType === undefined ? undefined : own(ctx.groups, groupType);
     // A group flag without its group in the request cannot be bucketed: off, not an error.
     if (groupKey === undefined || groupKey === null || groupKey === '') {
-      return result(flag, false, undefined, reason('no_group_type', null));
+      return result(compiled, false, undefined, reason('no_group_type', null));
     }
     hashId = String(groupKey);
   } else {
@@ -83,8 +84,84 @@ export function evaluateFlag(flag: FlagDefinition, ctx: EvaluationContext): Flag
   const subject: Subject = { hashId, aggregation };
 
   const enrolled = enrollment(flag, subject, ctx, now);
-  if (enrolled !== undefined) return result(flag, enrolled, undefined, reason('super_condition_value', 0));
+  if (enrolled !== undefined)
+    return result(compiled, enrolled, undefined, reason('super_condition_value', 0));
 
+  let best: { code: FlagReasonCode; index: number | null } = { code: 'no_condition_match', index: null };
+  for (const { condition, index } of compiled.ordered) {
+    const outcome = conditionOutcome(flag, condition, subject, ctx, now, false);
+    if (outcome === 'condition_match') {
+      return result(
+        compiled,
+        true,
+        pickVariant(compiled, condition, subject),
+        reason('condition_match', index),
+      );
+    }
+    if (outranks(outcome, best.code)) best = { code: outcome, index };
+  }
+  return result(compiled, false, undefined, reason(best.code, best.index));
+}
+
+/**
+ * What evaluation derives from a definition alone, computed once per definition object instead
+ * of once per request: whether it can be evaluated at all (a malformed flag fails for everyone,
+ * so the check's outcome is the same every time), its conditions in evaluation order, its
+ * variant table and its result metadata. Definitions are treated as immutable once evaluated
+ * (decide builds new objects whenever a list is loaded); replacing `filters`, `key`, `name`,
+ * `id` or `version` on the same object is noticed and recompiles.
+ */
+interface CompiledFlag {
+  flag: FlagDefinition;
+  filters: unknown;
+  key: unknown;
+  name: unknown;
+  id: unknown;
+  version: unknown;
+  error?: FlagEvaluationError;
+  /** Variant-override conditions first (stable), each with its original index. */
+  ordered: Array<{ condition: FlagConditionGroup; index: number }>;
+  variants: VariantRange[];
+  /** Result metadata, shared by every result with the same outcome (frozen). */
+  metadataOff: FlagResult['metadata'];
+  metadataOn: Map<string, FlagResult['metadata']>;
+}
+
+const compiledFlags = new WeakMap<FlagDefinition, CompiledFlag>();
+
+function compiledFlag(flag: FlagDefinition): CompiledFlag {
+  const hit = flag && typeof flag === 'object' ? compiledFlags.get(flag) : undefined;
+  if (
+    hit &&
+    hit.filters === flag.filters &&
+    hit.key === flag.key &&
+    hit.name === flag.name &&
+    hit.id === flag.id &&
+    hit.version === flag.version
+  ) {
+    return hit;
+  }
+  const compiled = compileFlag(flag);
+  if (flag && typeof flag === 'object') compiledFlags.set(flag, compiled);
+  return compiled;
+}
+
+function compileFlag(flag: FlagDefinition): CompiledFlag {
+  const base = {
+    flag,
+    filters: flag?.filters,
+    key: flag?.key,
+    name: flag?.name,
+    id: flag?.id,
+    version: flag?.version,
+  };
+  const empty = { ordered: [], variants: [], metadataOff: { id: 0, version: 0 }, metadataOn: new Map() };
+  try {
+    assertEvaluable(flag);
+  } catch (err) {
+    return { ...base, ...empty, error: err as FlagEvaluationError };
+  }
+  const filters = flag.filters;
   // Conditions with a variant override go first (stable, so each side keeps its order), but keep
   // their original index for the reason; PostHog sorts the same way so that an override applies
   // to the first matching condition.
@@ -93,16 +170,17 @@ export function evaluateFlag(flag: FlagDefinition, ctx: EvaluationContext): Flag
     ...indexed.filter((c) => c.condition.variant),
     ...indexed.filter((c) => !c.condition.variant),
   ];
-
-  let best: { code: FlagReasonCode; index: number | null } = { code: 'no_condition_match', index: null };
-  for (const { condition, index } of ordered) {
-    const outcome = conditionOutcome(flag, condition, subject, ctx, now, false);
-    if (outcome === 'condition_match') {
-      return result(flag, true, pickVariant(flag, condition, subject), reason('condition_match', index));
-    }
-    if (outranks(outcome, best.code)) best = { code: outcome, index };
-  }
-  return result(flag, false, undefined, reason(best.code, best.index));
+  const variants = variantLookupTable(filters.multivariate?.variants ?? []);
+  const compiled: CompiledFlag = {
+    ...base,
+    ordered,
+    variants,
+    metadataOff: buildMetadata(flag, false, undefined),
+    metadataOn: new Map(),
+  };
+  compiled.metadataOn.set('true', buildMetadata(flag, true, undefined));
+  for (const v of variants) compiled.metadataOn.set(v.key, buildMetadata(flag, true, v.key));
+  return compiled;
 }
 
 // Early access enrollment decides the flag only when the person carries the enrollment
@@ -137,7 +215,7 @@ function conditionOutcome(
 ): ConditionOutcome {
   for (const filter of condition.properties ?? []) {
     const properties = personOnly ? ctx.personProperties : propertiesFor(filter, subject.aggregation, ctx);
-    if (!matchProperty(filter, properties, now)) return 'no_condition_match';
+    if (!matchCheckedProperty(filter, properties, now)) return 'no_condition_match';
   }
   const rollout = condition.rollout_percentage;
   // PostHog's bound is inclusive: in rollout when hash <= percentage / 100.
@@ -162,33 +240,47 @@ function propertiesFor(
 }
 
 function pickVariant(
-  flag: FlagDefinition,
+  compiled: CompiledFlag,
   condition: FlagConditionGroup,
   subject: Subject,
 ): string | undefined {
-  const variants = flag.filters.multivariate?.variants ?? [];
+  const variants = compiled.variants;
   if (variants.length === 0) return undefined;
   // An override naming a variant that no longer exists falls back to the hashed variant.
   if (condition.variant && variants.some((v) => v.key === condition.variant)) return condition.variant;
-  return matchingVariant(flag.key, subject.hashId, variants);
+  // The variant owning the "variant"-salted hash: lower bound inclusive, upper exclusive.
+  const value = flagHash(compiled.flag.key, subject.hashId, 'variant');
+  return variants.find((range) => value >= range.lower && value < range.upper)?.key;
 }
 
 function result(
-  flag: FlagDefinition,
+  compiled: CompiledFlag,
   enabled: boolean,
   variant: string | undefined,
   why: FlagReason,
 ): FlagResult {
-  const metadata: FlagResult['metadata'] = { id: flag.id, version: flag.version };
-  if (enabled) {
-    const payload = payloadText(own(flag.filters.payloads, variant ?? 'true'));
-    if (payload !== undefined) metadata.payload = payload;
-  }
-  // PostHog reports the flag's name as metadata.description.
-  if (typeof flag.name === 'string' && flag.name !== '') metadata.description = flag.name;
+  const flag = compiled.flag;
+  const metadata = enabled
+    ? (compiled.metadataOn.get(variant ?? 'true') ?? buildMetadata(flag, true, variant))
+    : compiled.metadataOff;
   const out: FlagResult = { key: flag.key, enabled, reason: why, metadata };
   if (enabled && variant !== undefined) out.variant = variant;
   return out;
+}
+
+function buildMetadata(
+  flag: FlagDefinition,
+  enabled: boolean,
+  variant: string | undefined,
+): FlagResult['metadata'] {
+  const out: FlagResult['metadata'] = { id: flag.id, version: flag.version };
+  if (enabled) {
+    const payload = payloadText(own(flag.filters.payloads, variant ?? 'true'));
+    if (payload !== undefined) out.payload = payload;
+  }
+  // PostHog reports the flag's name as metadata.description.
+  if (typeof flag.name === 'string' && flag.name !== '') out.description = flag.name;
+  return Object.freeze(out);
 }
 
 // Lookups in request-supplied maps must not reach Object.prototype (a flag keyed "constructor").

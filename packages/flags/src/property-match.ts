@@ -52,6 +52,18 @@ export function matchProperty(
   now: Date,
 ): boolean {
   assertSupportedFilter(filter);
+  return matchCheckedProperty(filter, properties, now);
+}
+
+/**
+ * matchProperty for a filter already accepted by assertSupportedFilter (evaluate.ts checks every
+ * filter of a flag once per definition, so the per-request path skips the check).
+ */
+export function matchCheckedProperty(
+  filter: PropertyFilter,
+  properties: Record<string, unknown>,
+  now: Date,
+): boolean {
   const operator = filter.operator ?? 'exact';
   const present = Object.prototype.hasOwnProperty.call(properties, filter.key);
 
@@ -146,7 +158,29 @@ function matchDate(operator: string, actual: unknown, expected: unknown, now: Da
   return a === e;
 }
 
+// Compiled patterns by source text (or the error compiling it gave). Flag definitions hold few
+// distinct patterns and are evaluated on every request: compile each once. A non-global RegExp
+// keeps no state between test() calls, so sharing one is safe. Bounded: cleared when full.
+const REGEX_CACHE_MAX = 1000;
+const regexCache = new Map<string, RegExp | FlagEvaluationError>();
+
 function compileRegex(pattern: unknown): RegExp {
+  const text = repr(pattern);
+  let compiled = regexCache.get(text);
+  if (compiled === undefined) {
+    try {
+      compiled = compileRegexUncached(text);
+    } catch (err) {
+      compiled = err as FlagEvaluationError;
+    }
+    if (regexCache.size >= REGEX_CACHE_MAX) regexCache.clear();
+    regexCache.set(text, compiled);
+  }
+  if (compiled instanceof FlagEvaluationError) throw compiled;
+  return compiled;
+}
+
+function compileRegexUncached(pattern: string): RegExp {
   let source = repr(pattern);
   let flags = '';
   const inline = LEADING_INLINE_FLAGS.exec(source);

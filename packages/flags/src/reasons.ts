@@ -17,8 +17,23 @@ export function outranks(candidate: FlagReasonCode, current: FlagReasonCode): bo
   return PRIORITY[candidate] >= PRIORITY[current];
 }
 
+// A handful of distinct reasons exist per flag list: each is built once and shared (frozen).
+const REASON_CACHE_MAX = 10_000;
+const reasons = new Map<string, FlagReason>();
+
 export function reason(code: FlagReasonCode, conditionIndex: number | null): FlagReason {
-  return { code, condition_index: conditionIndex, description: describe(code, conditionIndex) };
+  const cacheKey = `${code}:${conditionIndex}`;
+  let hit = reasons.get(cacheKey);
+  if (!hit) {
+    hit = Object.freeze({
+      code,
+      condition_index: conditionIndex,
+      description: describe(code, conditionIndex),
+    });
+    if (reasons.size >= REASON_CACHE_MAX) reasons.clear();
+    reasons.set(cacheKey, hit);
+  }
+  return hit;
 }
 
 function describe(code: FlagReasonCode, conditionIndex: number | null): string {
