@@ -11,7 +11,7 @@ export {
   ServiceUnavailableError,
 } from './errors';
 export type { ErrorBody, ErrorType } from './errors';
-export { errorMiddleware, notFoundHandler, toSettError } from './error-middleware';
+export { errorMiddleware, notFoundHandler, sendError, toSettError } from './error-middleware';
 export { createMetricsRegistry, httpMetricsMiddleware, prom } from './metrics';
 export { createServiceApp, startService } from './service';
 export type { ServiceAppOptions, StartOptions, RunningService, ReadinessCheck } from './service';
