@@ -82,6 +82,27 @@ describe('decodeDecideBody', () => {
     expect(() => decodeDecideBody({ body, maxBytes: max })).toThrow(ValidationError);
   });
 
+  it('reads JSON sent as form-urlencoded without a data field (curl -d), "+" and "%" intact', () => {
+    const curl = JSON.stringify({ ...payload, person_properties: { email: 'a+b@example.com', pct: '100%' } });
+    for (const body of [curl, `  ${curl}`]) {
+      expect(
+        decodeDecideBody({
+          body: Buffer.from(body),
+          contentType: 'application/x-www-form-urlencoded',
+          maxBytes: max,
+        }),
+      ).toEqual(JSON.parse(curl));
+    }
+    // Malformed JSON in that position is still a 400, not a form decoding surprise.
+    expect(() =>
+      decodeDecideBody({
+        body: Buffer.from('{"api_key":'),
+        contentType: 'application/x-www-form-urlencoded',
+        maxBytes: max,
+      }),
+    ).toThrow(/not valid JSON/);
+  });
+
   it('refuses bad lz64 and a form without data', () => {
     expect(() =>
       decodeDecideBody({ body: Buffer.from('data=@@@'), compression: 'lz64', maxBytes: max }),

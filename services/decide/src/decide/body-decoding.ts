@@ -37,7 +37,13 @@ export function decodeDecideBody(input: EncodedBody): Record<string, unknown> {
 
   let text = bytes.toString('utf8');
   const contentType = input.contentType?.toLowerCase() ?? '';
-  if (contentType.includes('application/x-www-form-urlencoded') || text.startsWith('data=')) {
+  // `curl -d '{...}'` labels plain JSON as form-urlencoded: a "form" without a data field whose
+  // raw text is a JSON object is read as that JSON (form-decoding it would mangle "+" and "%").
+  const formLabelledJson = !text.startsWith('data=') && text.trimStart().startsWith('{');
+  if (
+    (contentType.includes('application/x-www-form-urlencoded') || text.startsWith('data=')) &&
+    !formLabelledJson
+  ) {
     const form = new URLSearchParams(text);
     const data = form.get('data');
     if (data === null) throw malformed('Malformed request body: form body without a data field.');
