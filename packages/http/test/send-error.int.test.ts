@@ -52,7 +52,10 @@ describe('sendError', () => {
           if (kind === 'boom' && h === 'content-length') continue; // the error id differs
           expect([kind, h, b.headers.get(h)]).toEqual([kind, h, a.headers.get(h)]);
         }
-        const [ja, jb] = [await a.json(), await b.json()];
+        const [ja, jb] = [
+          (await a.json()) as Record<string, unknown>,
+          (await b.json()) as Record<string, unknown>,
+        ];
         if (kind === 'boom') {
           expect(jb.error_id).toMatch(/^[0-9a-f-]{36}$/);
           expect({ ...jb, error_id: 'x' }).toEqual({ ...ja, error_id: 'x' });
