@@ -3,16 +3,13 @@
 // go out in one sendBatch request. Each caller's promise settles with the request(s) that
 // carried its own messages. Fewer, larger requests are what high-volume producers do anyway,
 // and on the development broker (one record batch per partition per fetch) they are what keeps
-// consumers fast.
-import {
-  CompressionTypes,
-  Partitioners,
-  type IHeaders,
-  type Kafka,
-  type Message,
-  type Producer,
-} from 'kafkajs';
+// consumers fast. While a request is in flight the next batch keeps filling (one request in
+// flight by default); when the request is answered, a batch whose linger has expired, or any
+// waiting batch, goes out at once. Under load batches grow with the round trip instead of
+// queueing up as many small linger-sized ones.
+import { CompressionTypes, type IHeaders, type Kafka, type Message, type Producer } from 'kafkajs';
 import { silentLogger, type KafkaLogger } from './types';
+import { SettPartitioner } from './partitioner';
 
 /** Largest single message we accept; Kafka's default message.max.bytes is 1 MB (1048588). */
 export const MAX_MESSAGE_BYTES = 1_000_000;
@@ -36,7 +33,8 @@ export class ProduceError extends Error {
 
 export type BatchingProducerOptions = {
   kafka: Kafka;
-  /** How long the first message of a batch waits for company (default 5 ms). */
+  /** How long the first message of a batch waits for company when no request is in flight; a
+   * batch that filled while a request was in flight goes out as soon as it is answered (default 5 ms). */
   lingerMs?: number;
   /** Messages per produce request (default 2000). */
   maxBatchMessages?: number;
@@ -100,10 +98,13 @@ const RECORD_OVERHEAD_BYTES = 32;
 
 const emptyBatch = (): Batch => ({ byTopic: new Map(), messages: 0, bytes: 0, calls: new Set() });
 
+/** Buffer.byteLength, without scanning a Buffer (a Buffer's length is its byte length). */
+const byteLength = (v: string | Buffer): number => (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+
 function messageBytes(m: ProducerMessage): number {
-  let bytes =
-    RECORD_OVERHEAD_BYTES + Buffer.byteLength(m.value) + (m.key === null ? 0 : Buffer.byteLength(m.key));
-  for (const [k, v] of Object.entries(m.headers ?? {})) {
+  let bytes = RECORD_OVERHEAD_BYTES + byteLength(m.value) + (m.key === null ? 0 : byteLength(m.key));
+  if (m.headers === undefined) return bytes;
+  for (const [k, v] of Object.entries(m.headers)) {
     bytes += Buffer.byteLength(k);
     for (const part of Array.isArray(v) ? v : [v]) if (part !== undefined) bytes += Buffer.byteLength(part);
   }
@@ -124,7 +125,9 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
     // duplicates are absorbed by the uuid in Postgres instead.
     idempotent: false,
     allowAutoTopicCreation: false,
-    createPartitioner: Partitioners.DefaultPartitioner,
+    // Same placement as kafkajs's DefaultPartitioner (Java murmur2), without its per-message
+    // Long arithmetic and allocations.
+    createPartitioner: SettPartitioner,
     // Bounded, so a down broker surfaces as a failed request rather than retrying for minutes;
     // each attempt also runs the client's connection retries (see createKafka), so the caller's
     // sendTimeoutMs timer is what bounds a send.
@@ -135,6 +138,8 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
   let closing = false;
   let current = emptyBatch();
   let lingerTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The current batch waited its linger (or needs no more): it goes as soon as a slot is free. */
+  let currentDue = false;
   const queue: Batch[] = [];
   const unsettled = new Set<Promise<void>>();
   let inFlight = 0;
@@ -157,10 +162,18 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
   const seal = (): void => {
     if (lingerTimer) clearTimeout(lingerTimer);
     lingerTimer = undefined;
+    currentDue = false;
     if (current.messages === 0) return;
     queue.push(current);
     current = emptyBatch();
     pump();
+  };
+
+  /** Linger over: send now if a slot is free, else keep filling until one is (see dispatch). */
+  const onLinger = (): void => {
+    lingerTimer = undefined;
+    if (inFlight < maxInFlight && queue.length === 0) seal();
+    else currentDue = true;
   };
 
   const pump = (): void => {
@@ -170,6 +183,7 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
       unsettled.add(done);
       void done.finally(() => unsettled.delete(done));
     }
+    if (inFlight < maxInFlight && queue.length === 0 && currentDue && current.messages > 0) seal();
   };
 
   const dispatch = async (batch: Batch): Promise<void> => {
@@ -224,6 +238,9 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
     } finally {
       if (timer) clearTimeout(timer);
       inFlight--;
+      // What arrived during the round trip has had its wait: send it now rather than after a
+      // fresh linger, so a busy producer sends back to back with batches as large as the load.
+      if (inFlight === 0 && current.messages > 0) currentDue = true;
       pump();
     }
   };
@@ -275,7 +292,8 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
       });
 
       if (current.messages >= maxBatchMessages || current.bytes >= maxBatchBytes) seal();
-      else if (!lingerTimer && current.messages > 0) lingerTimer = setTimeout(seal, lingerMs);
+      else if (!lingerTimer && !currentDue && current.messages > 0)
+        lingerTimer = setTimeout(onLinger, lingerMs);
     });
   };
 

@@ -5,5 +5,6 @@ export * from './topics';
 export * from './message';
 export * from './client';
 export * from './batching-producer';
+export * from './partitioner';
 export * from './consumer-runner';
 export * from './topic-admin';

@@ -12,7 +12,9 @@ let kafka: Kafka;
 const producers: BatchingProducer[] = [];
 
 beforeAll(async () => {
-  broker = await startDevBroker({ topics: { coalesce: 4, ordered: 4, split: 2, down: 2, stopped: 1 } });
+  broker = await startDevBroker({
+    topics: { coalesce: 4, ordered: 4, split: 2, down: 2, stopped: 1, inflight: 3 },
+  });
   kafka = createKafka({ brokers: broker.brokers, clientId: 'batching-producer-test', logLevel: 'error' });
 });
 
@@ -124,6 +126,26 @@ it('splits one call larger than the cap across requests and resolves only when a
   expect(Math.max(...acked)).toBeLessThanOrEqual(resolvedAt);
   const received = await readAll(kafka, 'split', 2500);
   expect(received.map((r) => r.value)).toEqual(messages.map((m) => m.value));
+});
+
+it('sends what arrived during an in-flight request as soon as it is answered, without a fresh linger', async () => {
+  // A linger far beyond the test's patience: only the in-flight rule can send the second batch.
+  const producer = await connected({ lingerMs: 600_000, maxBatchMessages: 10 });
+  const first = Array.from({ length: 10 }, (_, i) => ({ key: `k${i % 3}`, value: `first-${i}` }));
+  const second = Array.from({ length: 25 }, (_, i) => ({ key: `k${i % 3}`, value: `second-${i}` }));
+  const firstSent = producer.send('inflight', first); // full batch: goes at once
+  expect(producer.stats().inFlight).toBe(1);
+  const secondSent = second.map((m) => producer.send('inflight', [m])); // fills while in flight
+  await Promise.all([firstSent, ...secondSent]);
+
+  // 10 + 25 at 10 per request; the last 5 did not wait for the linger either.
+  expect(producer.stats()).toMatchObject({ requests: 4, messagesAcked: 35, pendingMessages: 0 });
+  const received = await readAll(kafka, 'inflight', 35);
+  for (const key of ['k0', 'k1', 'k2']) {
+    const values = received.filter((r) => r.key === key).map((r) => r.value);
+    const sent = [...first, ...second].filter((m) => m.key === key).map((m) => m.value);
+    expect(values).toEqual(sent);
+  }
 });
 
 it('refuses a message over the size limit without sending anything', async () => {
