@@ -1,6 +1,7 @@
 // Wiring of the decide service, shared by main.ts and the tests (which pass real clients and
 // start it in-process on port 0): stores, the evaluation service, routes, the pub/sub
 // subscription that drops a project's cached flags when management rewrites them.
+import type { RequestListener } from 'node:http';
 import type { Express } from 'express';
 import type { Pool } from 'pg';
 import { redisKeys, type Redis } from '@sett/cache';
@@ -9,7 +10,8 @@ import type { Logger } from '@sett/logger';
 import type { Registry } from 'prom-client';
 import { corsMiddleware } from './decide/cors';
 import { createDecideMetrics, type DecideMetrics } from './decide/decide-metrics';
-import { decideRoutes } from './decide/decide-routes';
+import { createDecideHandler } from './decide/decide-handler';
+import { createDecideAnswerer, decideRoutes } from './decide/decide-routes';
 import { createDecideService, createRedisHealth, type DecideService } from './decide/decide-service';
 import { createProjectResolver } from './decide/project-resolver';
 import { createFlagStore, type FlagStore } from './flags/flag-store';
@@ -41,7 +43,10 @@ export interface DecideDeps {
 }
 
 export interface DecideApp {
-  app: Express;
+  /** The request listener to serve: the node:http fast path for POST /decide and /flags, else Express. */
+  app: RequestListener;
+  /** The Express app behind it (operational routes, preflights, 404/405, encoded bodies). */
+  express: Express;
   service: DecideService;
   flagStore: FlagStore;
   personStore: PersonStore;
@@ -104,7 +109,15 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     );
   }
 
-  const app = createServiceApp({
+  const routeDeps = {
+    service,
+    projects,
+    metrics,
+    geoipEnabled: geoip !== noGeoIp,
+    maxBodyBytes: config.maxBodyBytes,
+  };
+  const answer = createDecideAnswerer(routeDeps);
+  const expressApp = createServiceApp({
     name: 'decide',
     logger,
     registry,
@@ -113,17 +126,18 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     readiness: {
       postgres: async () => void (await pool.query('SELECT 1')),
     },
-    routes: decideRoutes({
-      service,
-      projects,
-      metrics,
-      geoipEnabled: geoip !== noGeoIp,
-      maxBodyBytes: config.maxBodyBytes,
-    }),
+    routes: decideRoutes(routeDeps, answer),
+  });
+  const app = createDecideHandler({
+    answer,
+    logger,
+    maxBodyBytes: config.maxBodyBytes,
+    fallback: expressApp as unknown as RequestListener,
   });
 
   return {
     app,
+    express: expressApp,
     service,
     flagStore,
     personStore,

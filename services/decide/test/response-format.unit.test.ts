@@ -1,5 +1,12 @@
 import type { FlagResult } from '@sett/flags';
-import { formatResponse, responseShape, type EvaluationOutcome } from '../src/decide/response-format';
+import { evaluateFlags } from '@sett/flags';
+import {
+  formatResponse,
+  formatResponseJson,
+  responseShape,
+  type EvaluationOutcome,
+  type ResponseShape,
+} from '../src/decide/response-format';
 
 const on: FlagResult = {
   key: 'on',
@@ -97,5 +104,82 @@ describe('formatResponse', () => {
     const limited = formatResponse('v4', { flags: {}, errorsWhileComputingFlags: false, quotaLimited: true });
     expect(limited).toEqual({ ...envelope, flags: {}, quotaLimited: ['feature_flags'] });
     expect(formatResponse('v4', outcome)).not.toHaveProperty('quotaLimited');
+  });
+});
+
+describe('formatResponseJson', () => {
+  const shapes: ResponseShape[] = ['v1', 'v2', 'v3', 'v4'];
+  const odd: FlagResult = {
+    key: '12',
+    enabled: true,
+    variant: 'v "quoted" \u2028 ü',
+    reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
+    metadata: {
+      id: 9,
+      version: 3,
+      payload: '{"emoji":"\ud83d\ude00","nl":"a\nb"}',
+      description: 'Naïve "name"',
+    },
+  };
+  const outcomes: EvaluationOutcome[] = [
+    outcome,
+    { ...outcome, errorsWhileComputingFlags: true },
+    { flags: {}, errorsWhileComputingFlags: false, quotaLimited: true },
+    { flags: {}, errorsWhileComputingFlags: false, quotaLimited: false },
+    {
+      flags: {
+        on,
+        '12': odd,
+        'key with "quotes"': { ...off, key: 'key with "quotes"' },
+        '3': { ...off, key: '3' },
+      },
+      errorsWhileComputingFlags: false,
+      quotaLimited: false,
+    },
+  ];
+
+  it.each(shapes)('%s: the same bytes as JSON.stringify of the object form', (shape) => {
+    for (const o of outcomes) {
+      // Twice: the second run answers from the per-object fragment caches.
+      expect(formatResponseJson(shape, o)).toBe(JSON.stringify(formatResponse(shape, o)));
+      expect(formatResponseJson(shape, o)).toBe(JSON.stringify(formatResponse(shape, o)));
+    }
+  });
+
+  it('v4: the same bytes for real evaluation results (shared reason and metadata objects)', () => {
+    const flags = [
+      { key: 'a', groups: [{ properties: [], rollout_percentage: 50 }] },
+      { key: 'b', groups: [{ properties: [{ key: 'plan', value: 'pro' }], rollout_percentage: 100 }] },
+    ].map(({ key, groups }, i) => ({
+      id: i + 1,
+      team_id: 1,
+      key,
+      name: i ? 'B flag' : '',
+      filters: {
+        groups,
+        multivariate: {
+          variants: [
+            { key: 'x', rollout_percentage: 50 },
+            { key: 'y', rollout_percentage: 50 },
+          ],
+        },
+        payloads: { x: '{"p":"x"}', y: '[1,2]' },
+      },
+      active: true,
+      deleted: false,
+      ensure_experience_continuity: false,
+      version: 1,
+    }));
+    for (let i = 0; i < 50; i++) {
+      const result = evaluateFlags(flags, {
+        distinctId: `id-${i}`,
+        personProperties: { plan: i % 2 ? 'pro' : 'free' },
+        groups: {},
+        groupProperties: {},
+        groupTypeMapping: {},
+      });
+      const o = { flags: result.flags, errorsWhileComputingFlags: false, quotaLimited: false };
+      expect(formatResponseJson('v4', o)).toBe(JSON.stringify(formatResponse('v4', o)));
+    }
   });
 });

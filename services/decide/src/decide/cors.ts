@@ -1,13 +1,19 @@
 // CORS for browser SDKs, as PostHog answers its public endpoints: the caller's origin is
 // echoed with credentials allowed (or * without an Origin), and preflights end here.
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
+
+/** The headers every answer carries (the node:http fast path sets them itself). */
+export function setCorsHeaders(req: IncomingMessage, res: ServerResponse): void {
+  const origin = req.headers.origin;
+  res.setHeader('Access-Control-Allow-Origin', origin && origin !== 'null' ? origin : '*');
+  if (origin) res.setHeader('Access-Control-Allow-Credentials', 'true');
+  res.setHeader('Vary', 'Origin');
+}
 
 export function corsMiddleware(): RequestHandler {
   return (req, res, next) => {
-    const origin = req.headers.origin;
-    res.setHeader('Access-Control-Allow-Origin', origin && origin !== 'null' ? origin : '*');
-    if (origin) res.setHeader('Access-Control-Allow-Credentials', 'true');
-    res.setHeader('Vary', 'Origin');
+    setCorsHeaders(req, res);
     if (req.method === 'OPTIONS') {
       res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
       res.setHeader(

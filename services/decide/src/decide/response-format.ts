@@ -100,3 +100,78 @@ export function formatResponse(shape: ResponseShape, outcome: EvaluationOutcome)
   if (outcome.quotaLimited) body.quotaLimited = ['feature_flags'];
   return body;
 }
+
+// The serialised answer, byte for byte JSON.stringify(formatResponse(shape, outcome)). v4 (the
+// hot shape) is written straight into one string: the envelope is constant, and a flag's reason
+// and metadata are objects shared by every result with the same outcome (see @sett/flags), so
+// their JSON is cached per object and a response is mostly concatenation of ready fragments.
+const ENVELOPE_V4_OK =
+  '{"config":{"enable_collect_everything":true},"toolbarParams":{},"errorsWhileComputingFlags":false,' +
+  '"isAuthenticated":false,"supportedCompression":["gzip","lz64"],"flags":{';
+const ENVELOPE_V4_ERRORS = ENVELOPE_V4_OK.replace(
+  '"errorsWhileComputingFlags":false',
+  '"errorsWhileComputingFlags":true',
+);
+const QUOTA_LIMITED_TAIL = '},"quotaLimited":["feature_flags"]}';
+
+const reasonJsonCache = new WeakMap<object, string>();
+const metadataJsonCache = new WeakMap<object, string>();
+// Flag key -> its JSON prefix `"key":{"key":"key","enabled":`; bounded, flag keys are few.
+const KEY_CACHE_MAX = 100_000;
+const keyPrefixCache = new Map<string, string>();
+
+function reasonJson(reason: FlagResult['reason']): string {
+  let json = reasonJsonCache.get(reason);
+  if (json === undefined) {
+    json = `{"code":${JSON.stringify(reason.code)},"condition_index":${JSON.stringify(reason.condition_index)},"description":${JSON.stringify(reason.description)}}`;
+    reasonJsonCache.set(reason, json);
+  }
+  return json;
+}
+
+// flagEntry's field order: id, version, then description and payload when present.
+function metadataJson(metadata: FlagResult['metadata']): string {
+  let json = metadataJsonCache.get(metadata);
+  if (json === undefined) {
+    json = `{"id":${JSON.stringify(metadata.id)},"version":${JSON.stringify(metadata.version)}`;
+    if (metadata.description !== undefined) json += `,"description":${JSON.stringify(metadata.description)}`;
+    if (metadata.payload !== undefined) json += `,"payload":${JSON.stringify(metadata.payload)}`;
+    json += '}';
+    metadataJsonCache.set(metadata, json);
+  }
+  return json;
+}
+
+function keyPrefix(key: string): string {
+  let prefix = keyPrefixCache.get(key);
+  if (prefix === undefined) {
+    const quoted = JSON.stringify(key);
+    prefix = `${quoted}:{"key":${quoted},"enabled":`;
+    if (keyPrefixCache.size >= KEY_CACHE_MAX) keyPrefixCache.clear();
+    keyPrefixCache.set(key, prefix);
+  }
+  return prefix;
+}
+
+export function formatResponseJson(shape: ResponseShape, outcome: EvaluationOutcome): string {
+  if (shape !== 'v4') return JSON.stringify(formatResponse(shape, outcome));
+  let json = outcome.errorsWhileComputingFlags ? ENVELOPE_V4_ERRORS : ENVELOPE_V4_OK;
+  let first = true;
+  // Object.values order is the order the object form's `flags` is filled in, so the key order
+  // of the two serialisations agrees (integer-like keys first, as JavaScript orders them).
+  for (const r of Object.values(outcome.flags)) {
+    if (!first) json += ',';
+    first = false;
+    json +=
+      keyPrefix(r.key) +
+      (r.enabled ? 'true' : 'false') +
+      ',"variant":' +
+      (r.variant === undefined ? 'null' : JSON.stringify(r.variant)) +
+      ',"reason":' +
+      reasonJson(r.reason) +
+      ',"metadata":' +
+      metadataJson(r.metadata) +
+      '}';
+  }
+  return json + (outcome.quotaLimited ? QUOTA_LIMITED_TAIL : '}}');
+}
