@@ -45,7 +45,7 @@ export interface ManagementDeps {
 export function createManagementApp(deps: ManagementDeps): Express {
   const { prisma, pool, redis, logger, registry, config } = deps;
   const publicUrl = config.publicUrl;
-  const authenticator = createKeyAuthenticator({ prisma, logger, ttlMs: config.authCacheTtlMs });
+  const authenticator = createKeyAuthenticator({ pool, prisma, logger, ttlMs: config.authCacheTtlMs });
   const limiter = new TokenBucketLimiter({ perMinute: config.rateLimitPerMinute });
   const throttled = new prom.Counter({
     name: 'management_throttled_requests_total',
@@ -64,14 +64,14 @@ export function createManagementApp(deps: ManagementDeps): Express {
   const routers = [
     userRoutes({
       prisma,
-      users: createUserService(prisma),
+      users: createUserService(prisma, pool),
       publicUrl,
-      onUserDeleted: () => authenticator.clear(),
+      onUserChanged: () => authenticator.clear(),
     }),
     projectRoutes({ prisma, publicUrl }),
     earlyAccessFeatureRoutes({
       prisma,
-      features: createEarlyAccessFeatureService({ prisma, flags }),
+      features: createEarlyAccessFeatureService({ prisma, pool, flags }),
       publicUrl,
     }),
     featureFlagRoutes({ prisma, flags, publicUrl }),

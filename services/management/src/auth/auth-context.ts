@@ -1,5 +1,8 @@
-// Who is calling: the personal API key's owner and scopes, put on res.locals by the auth
-// middleware and read by every handler through authOf().
+// Who is calling: the personal API key's owner, its scopes and its memberships (organization
+// levels and reachable projects), put on res.locals by the auth middleware and read by every
+// handler through authOf(). Cached with the key lookup for a few seconds (see auth-middleware):
+// read paths decide visibility from it without a query; write paths re-check against the
+// database.
 import type { Response } from 'express';
 import { ForbiddenError, SettError } from '@sett/http';
 import { hasScope, type Scope } from '@sett/keys';
@@ -9,6 +12,10 @@ export interface AuthContext {
   userId: number;
   isStaff: boolean;
   scopes: readonly string[];
+  /** organization id -> the user's membership level, at lookup time */
+  levels: ReadonlyMap<string, number>;
+  /** ids of the projects (teams) of those organizations, at lookup time */
+  teamIds: ReadonlySet<number>;
 }
 
 export function authOf(res: Response): AuthContext {

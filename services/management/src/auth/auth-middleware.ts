@@ -1,9 +1,12 @@
 // Personal API key authentication: `Authorization: Bearer phx_...`, looked up by its hash (keys
-// are never stored in clear). The lookup is cached in process for a few seconds so dashboards
-// issuing bursts of requests do one database read per key, and last_used_at is written at most
-// once a minute per key, off the request path. Project keys (phc_), malformed and unknown keys
+// are never stored in clear). One query through the pg pool loads the key, its user and the
+// user's context (membership levels, reachable projects); the result is cached in process for
+// a few seconds so dashboards issuing bursts of requests do one database read per key (writes
+// in this process clear the cache), and last_used_at is written at most once a minute per key,
+// off the request path. Project keys (phc_), malformed and unknown keys
 // are 401; scopes are checked per operation by requireScope.
 import type { RequestHandler } from 'express';
+import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
 import { AuthenticationError } from '@sett/http';
 import { hashPersonalApiKey } from '@sett/keys';
@@ -14,6 +17,7 @@ const KEY_RE = /^phx_[A-Za-z0-9]{20,200}$/;
 const LAST_USED_INTERVAL_MS = 60_000;
 
 export interface AuthCacheOptions {
+  pool: pg.Pool;
   prisma: PrismaClient;
   logger: Logger;
   ttlMs?: number;
@@ -22,7 +26,7 @@ export interface AuthCacheOptions {
 
 export interface KeyAuthenticator {
   authenticate(header: string | undefined): Promise<AuthContext>;
-  /** Forget cached lookups (after a key or user is deleted in this process). */
+  /** Forget cached lookups (after a key or user is changed or deleted in this process). */
   clear(): void;
 }
 
@@ -46,6 +50,28 @@ export function parseBearer(header: string | undefined): string {
   if (!KEY_RE.test(token))
     throw new AuthenticationError('Personal API key is malformed.', 'authentication_failed');
   return token;
+}
+
+// The key, its active user, the user's organizations with levels and their projects, in one
+// round trip (indexes: personal_api_keys.secure_value, organization_memberships.user_id,
+// teams.organization_id).
+const KEY_CONTEXT_SQL = `
+SELECT k.id, k.scopes, u.id AS user_id, u.is_staff, u.is_active,
+  COALESCE((SELECT json_agg(json_build_array(m.organization_id, m.level))
+            FROM organization_memberships m WHERE m.user_id = u.id), '[]') AS levels,
+  COALESCE((SELECT array_agg(t.id) FROM organization_memberships m
+            JOIN teams t ON t.organization_id = m.organization_id WHERE m.user_id = u.id), '{}') AS team_ids
+FROM personal_api_keys k JOIN users u ON u.id = k.user_id
+WHERE k.secure_value = $1`;
+
+interface KeyContextRow {
+  id: string;
+  scopes: string[];
+  user_id: number;
+  is_staff: boolean;
+  is_active: boolean;
+  levels: [string, number][];
+  team_ids: number[];
 }
 
 export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator {
@@ -74,19 +100,18 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
         touch(hit.auth.keyId);
         return hit.auth;
       }
-      const row = await opts.prisma.personalApiKey.findUnique({
-        where: { secureValue: hash },
-        select: { id: true, scopes: true, user: { select: { id: true, isStaff: true, isActive: true } } },
-      });
-      if (!row || !row.user.isActive) {
+      const row = (await opts.pool.query<KeyContextRow>(KEY_CONTEXT_SQL, [hash])).rows[0];
+      if (!row || !row.is_active) {
         cache.delete(hash);
         throw new AuthenticationError('Personal API key is invalid.', 'authentication_failed');
       }
       const auth: AuthContext = {
         keyId: row.id,
-        userId: row.user.id,
-        isStaff: row.user.isStaff,
+        userId: row.user_id,
+        isStaff: row.is_staff,
         scopes: row.scopes,
+        levels: new Map(row.levels),
+        teamIds: new Set(row.team_ids),
       };
       if (cache.size > 10_000) cache.clear();
       cache.set(hash, { auth, expiresAt: now() + ttlMs });

@@ -1,10 +1,11 @@
 // /api/projects/:project_id/early_access_feature/ (spec 4.2): list and retrieve need
-// early_access_feature:read, create, PATCH and DELETE early_access_feature:write.
+// early_access_feature:read, create, PATCH and DELETE early_access_feature:write. Reads check
+// the project against the cached key context; writes always against the database.
 import express, { type Router } from 'express';
 import type { PrismaClient } from '@sett/db';
 import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
-import { resolveProject } from '../projects/project-access';
+import { resolveProject, resolveReadableProjectId } from '../projects/project-access';
 import { validateBody } from '../validate';
 import {
   validateEarlyAccessFeatureCreate,
@@ -25,9 +26,9 @@ export function earlyAccessFeatureRoutes(deps: {
   router.get(BASE, async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'early_access_feature:read');
-    const team = await resolveProject(prisma, auth, req.params.projectId);
+    const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
     const page = parsePage(req.query);
-    const { count, results } = await features.list(team.id, page);
+    const { count, results } = await features.list(teamId, page);
     res.json(envelope(pageRequestInfo(req, publicUrl), page, count, results));
   });
   router.post(BASE, async (req, res) => {
@@ -40,8 +41,8 @@ export function earlyAccessFeatureRoutes(deps: {
   router.get(`${BASE}:id/`, async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'early_access_feature:read');
-    const team = await resolveProject(prisma, auth, req.params.projectId);
-    res.json(await features.retrieve(team.id, req.params.id));
+    const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
+    res.json(await features.retrieve(teamId, req.params.id));
   });
   router.patch(`${BASE}:id/`, async (req, res) => {
     const auth = authOf(res);

@@ -1,14 +1,17 @@
 // Early access features of a project. Creating one links an existing live flag of the same
 // project (feature_flag_id) or creates a flag keyed after the name; either way the flag gets
 // PostHog's enrollment super condition, and deleting the feature removes it again. Flag
-// changes go through the flag service's locked write, so decide sees them at once.
+// changes go through the flag service's locked write, so decide sees them at once. List and
+// retrieve read through the pg pool (early-access-feature-read-store.ts), writes through Prisma.
+import type pg from 'pg';
 import { Prisma, type EarlyAccessFeature, type FeatureFlag, type PrismaClient } from '@sett/db';
 import type { FlagFilters } from '@sett/flags';
 import { NotFoundError, ValidationError } from '@sett/http';
 import type { Page } from '../pagination/pagination';
-import { featureFlagJson, type FeatureFlagService } from '../feature-flags/feature-flag-service';
+import type { FeatureFlagService } from '../feature-flags/feature-flag-service';
 import { slugifyKey, uniqueKey, withEnrollment, withoutEnrollment } from '../feature-flags/flag-filters';
 import { isUuid } from '../validate';
+import { createEarlyAccessFeatureReadStore } from './early-access-feature-read-store';
 import type {
   EarlyAccessFeatureCreateBody,
   EarlyAccessFeatureUpdateBody,
@@ -16,7 +19,27 @@ import type {
 
 type Row = EarlyAccessFeature & { featureFlag: FeatureFlag | null };
 
-export function earlyAccessFeatureJson(f: Row) {
+/** The flag fields the nested feature_flag shows (spec 2.5). */
+export type NestedFlagRow = Pick<
+  FeatureFlag,
+  | 'id'
+  | 'teamId'
+  | 'name'
+  | 'key'
+  | 'filters'
+  | 'deleted'
+  | 'active'
+  | 'ensureExperienceContinuity'
+  | 'hasEncryptedPayloads'
+>;
+
+/** What earlyAccessFeatureJson reads: a Prisma row or a row of the read store. */
+export type EarlyAccessFeatureRow = Pick<
+  EarlyAccessFeature,
+  'id' | 'name' | 'description' | 'stage' | 'documentationUrl' | 'createdAt'
+> & { featureFlag: NestedFlagRow | null };
+
+export function earlyAccessFeatureJson(f: EarlyAccessFeatureRow) {
   return {
     id: f.id,
     feature_flag: f.featureFlag ? nestedFlagJson(f.featureFlag) : null,
@@ -28,29 +51,18 @@ export function earlyAccessFeatureJson(f: Row) {
   };
 }
 
-/** The nested flag of spec 2.5: the flag fields it lists, nothing more. */
-function nestedFlagJson(flag: FeatureFlag) {
-  const {
-    id,
-    team_id,
-    name,
-    key,
-    filters,
-    deleted,
-    active,
-    ensure_experience_continuity,
-    has_encrypted_payloads,
-  } = featureFlagJson(flag);
+/** The nested flag of spec 2.5: the flag fields it lists, nothing more (as featureFlagJson names them). */
+function nestedFlagJson(flag: NestedFlagRow) {
   return {
-    id,
-    team_id,
-    name,
-    key,
-    filters,
-    deleted,
-    active,
-    ensure_experience_continuity,
-    has_encrypted_payloads,
+    id: flag.id,
+    team_id: flag.teamId,
+    name: flag.name,
+    key: flag.key,
+    filters: flag.filters,
+    deleted: flag.deleted,
+    active: flag.active,
+    ensure_experience_continuity: flag.ensureExperienceContinuity,
+    has_encrypted_payloads: flag.hasEncryptedPayloads,
   };
 }
 
@@ -69,11 +81,15 @@ export function checkDocumentationUrl(value: string | undefined): void {
 
 export function createEarlyAccessFeatureService({
   prisma,
+  pool,
   flags,
 }: {
   prisma: PrismaClient;
+  pool: pg.Pool;
   flags: FeatureFlagService;
 }) {
+  const reads = createEarlyAccessFeatureReadStore(pool);
+
   async function find(teamId: number, id: string): Promise<Row> {
     const row = isUuid(id)
       ? await prisma.earlyAccessFeature.findFirst({
@@ -86,22 +102,16 @@ export function createEarlyAccessFeatureService({
   }
 
   return {
+    /** Newest first (created_at, then id), with the total count: one statement. */
     async list(teamId: number, page: Page) {
-      const [count, rows] = await Promise.all([
-        prisma.earlyAccessFeature.count({ where: { teamId } }),
-        prisma.earlyAccessFeature.findMany({
-          where: { teamId },
-          include: { featureFlag: true },
-          orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-          skip: page.offset,
-          take: page.limit,
-        }),
-      ]);
+      const { count, rows } = await reads.list(teamId, page);
       return { count, results: rows.map(earlyAccessFeatureJson) };
     },
 
     async retrieve(teamId: number, id: string) {
-      return earlyAccessFeatureJson(await find(teamId, id));
+      const row = isUuid(id) ? await reads.one(teamId, id.toLowerCase()) : undefined;
+      if (!row) throw new NotFoundError();
+      return earlyAccessFeatureJson(row);
     },
 
     async create(teamId: number, userId: number, body: EarlyAccessFeatureCreateBody) {

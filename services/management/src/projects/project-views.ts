@@ -1,7 +1,41 @@
 // JSON shapes of teams (projects) and organizations: spec 2.3 and 2.4, PostHog's field names.
 import type { Organization, Team } from '@sett/db';
 
-export function teamJson(t: Team) {
+/** What teamJson reads: a Prisma Team or a row of the hand-written read queries. */
+export type TeamRow = Pick<
+  Team,
+  | 'id'
+  | 'uuid'
+  | 'organizationId'
+  | 'apiToken'
+  | 'name'
+  | 'completedSnippetOnboarding'
+  | 'hasCompletedOnboardingFor'
+  | 'ingestedEvent'
+  | 'isDemo'
+  | 'timezone'
+  | 'accessControl'
+> & { projectId: bigint | number };
+
+/** What organizationJson reads: a Prisma Organization or a row of the hand-written read queries. */
+export type OrganizationRow = Pick<
+  Organization,
+  | 'id'
+  | 'name'
+  | 'slug'
+  | 'logoMediaId'
+  | 'createdAt'
+  | 'updatedAt'
+  | 'pluginsAccessLevel'
+  | 'availableProductFeatures'
+  | 'isMemberJoinEmailEnabled'
+  | 'metadata'
+  | 'customerId'
+  | 'enforce2fa'
+  | 'isAiDataProcessingApproved'
+>;
+
+export function teamJson(t: TeamRow) {
   return {
     id: t.id,
     uuid: t.uuid,
@@ -26,8 +60,8 @@ export type TeamJson = ReturnType<typeof teamJson>;
  * the spec says.
  */
 export function organizationJson(
-  o: Organization,
-  teams: Team[],
+  o: OrganizationRow,
+  teams: TeamRow[],
   viewerLevel: number | null,
   memberCount: number,
 ) {
@@ -56,7 +90,7 @@ export function organizationJson(
   };
 }
 
-export function organizationSummaryJson(o: Organization, viewerLevel: number | null) {
+export function organizationSummaryJson(o: OrganizationRow, viewerLevel: number | null) {
   return {
     id: o.id,
     name: o.name,

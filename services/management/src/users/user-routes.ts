@@ -1,6 +1,8 @@
 // /api/users/: list, retrieve (uuid or @me), PATCH, DELETE and the sub-resources. Scopes:
 // reads user:read; every write and every sub-resource user:write, except the read-only
 // hedgehog_config GET (user:read). start_2fa_setup is a GET but creates a secret: user:write.
+// Reads decide visibility from the cached key context (viewerOf); writes re-load the caller's
+// memberships (loadViewer) and clear the key cache, since they may change is_staff or users.
 import express, { type Router } from 'express';
 import type { PrismaClient } from '@sett/db';
 import { MethodNotAllowedError, ValidationError } from '@sett/http';
@@ -14,14 +16,14 @@ import {
   validateValidate2fa,
 } from './user-schemas';
 import type { UserService } from './user-service';
-import { loadViewer } from './viewer';
+import { loadViewer, viewerOf } from './viewer';
 
 export interface UserRoutesDeps {
   prisma: PrismaClient;
   users: UserService;
   publicUrl?: string;
-  /** Called after a user is deleted (drops cached key lookups of that user). */
-  onUserDeleted?: () => void;
+  /** Called after a user is changed or deleted (drops cached key lookups and contexts). */
+  onUserChanged?: () => void;
 }
 
 function parseBooleanQuery(raw: unknown, name: string): boolean | undefined {
@@ -37,7 +39,7 @@ function only(router: Router, path: string, methods: string[]) {
   });
 }
 
-export function userRoutes({ prisma, users, publicUrl, onUserDeleted }: UserRoutesDeps): Router {
+export function userRoutes({ prisma, users, publicUrl, onUserChanged }: UserRoutesDeps): Router {
   const router = express.Router();
 
   router.get('/api/users/', async (req, res) => {
@@ -45,7 +47,7 @@ export function userRoutes({ prisma, users, publicUrl, onUserDeleted }: UserRout
     requireScope(auth, 'user:read');
     const page = parsePage(req.query);
     const isStaff = parseBooleanQuery(req.query.is_staff, 'is_staff');
-    const { count, results } = await users.list(await loadViewer(prisma, auth), page, isStaff);
+    const { count, results } = await users.list(viewerOf(auth), page, isStaff);
     res.json(envelope(pageRequestInfo(req, publicUrl), page, count, results));
   });
   only(router, '/api/users/', ['GET']);
@@ -53,19 +55,21 @@ export function userRoutes({ prisma, users, publicUrl, onUserDeleted }: UserRout
   router.get('/api/users/:id/', async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'user:read');
-    res.json(await users.retrieve(await loadViewer(prisma, auth), req.params.id));
+    res.json(await users.retrieve(viewerOf(auth), req.params.id));
   });
   router.patch('/api/users/:id/', async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'user:write');
     const body = validateBody(validateUserUpdate, req.body);
-    res.json(await users.update(await loadViewer(prisma, auth), req.params.id, body));
+    const updated = await users.update(await loadViewer(prisma, auth), req.params.id, body);
+    onUserChanged?.();
+    res.json(updated);
   });
   router.delete('/api/users/:id/', async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'user:write');
     await users.remove(await loadViewer(prisma, auth), req.params.id);
-    onUserDeleted?.();
+    onUserChanged?.();
     res.status(204).end();
   });
   only(router, '/api/users/:id/', ['GET', 'PATCH', 'DELETE']);
@@ -73,7 +77,7 @@ export function userRoutes({ prisma, users, publicUrl, onUserDeleted }: UserRout
   router.get('/api/users/:id/hedgehog_config/', async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'user:read');
-    res.json(await users.hedgehogConfig(await loadViewer(prisma, auth), req.params.id));
+    res.json(await users.hedgehogConfig(viewerOf(auth), req.params.id));
   });
   router.patch('/api/users/:id/hedgehog_config/', async (req, res) => {
     const auth = authOf(res);

@@ -1,31 +1,26 @@
 // Users: visibility-filtered listing and lookup, the PATCH rules of spec 2.2 (unique e-mail,
 // password change needs the current password, current organization/team only among the
 // user's own, is_staff only by staff), deletion and the sub-resources (hedgehog config, scene
-// personalisation, TOTP setup and backup codes).
+// personalisation, TOTP setup and backup codes). Reads (list, retrieve, the User shape returned
+// after a write) go through the one-statement read store; writes load rows through Prisma.
 import { Secret, TOTP } from 'otpauth';
+import type pg from 'pg';
 import { Prisma, type PrismaClient } from '@sett/db';
 import { ForbiddenError, NotFoundError, ValidationError } from '@sett/http';
 import { generateBackupCode, hashBackupCode, hashPassword, verifyPassword } from '@sett/keys';
 import type { Page } from '../pagination/pagination';
 import { isUuid } from '../validate';
 import type { ScenePersonalisationBody, UserUpdateBody } from './user-schemas';
-import { userInclude, userViews, type UserRow } from './user-views';
+import { createUserReadStore } from './user-read-store';
+import { userInclude, type UserRow } from './user-views';
 import { canSeeUser, canWriteUser, type Viewer } from './viewer';
 
 export const BACKUP_CODE_COUNT = 10;
 const TOTP_ISSUER = 'Sett';
 
-function visibleWhere(viewer: Viewer): Prisma.UserWhereInput {
-  if (viewer.isStaff) return {};
-  return {
-    OR: [
-      { id: viewer.userId },
-      { memberships: { some: { organizationId: { in: [...viewer.levels.keys()] } } } },
-    ],
-  };
-}
+export function createUserService(prisma: PrismaClient, pool: pg.Pool) {
+  const reads = createUserReadStore(pool);
 
-export function createUserService(prisma: PrismaClient) {
   /** The user behind a path segment (uuid or @me), or 404 when unknown or not visible. */
   async function find(viewer: Viewer, idOrMe: string): Promise<UserRow> {
     const where =
@@ -59,37 +54,39 @@ export function createUserService(prisma: PrismaClient) {
     return user;
   }
 
-  async function view(viewer: Viewer, user: UserRow) {
-    return (await userViews(prisma, viewer, [user]))[0]!;
-  }
-
+  /** The User shape of a user the viewer is known to reach (after a write to it). */
   async function reload(viewer: Viewer, id: number) {
-    return view(viewer, await prisma.user.findUniqueOrThrow({ where: { id }, include: userInclude }));
+    const found = await reads.one(viewer, { id });
+    if (!found) throw new NotFoundError();
+    return found.json;
   }
 
   return {
     find,
 
     async list(viewer: Viewer, page: Page, isStaff: boolean | undefined) {
-      const where: Prisma.UserWhereInput = {
-        ...visibleWhere(viewer),
-        ...(isStaff === undefined ? {} : { isStaff }),
-      };
-      const [count, rows] = await Promise.all([
-        prisma.user.count({ where }),
-        prisma.user.findMany({
-          where,
-          include: userInclude,
-          orderBy: { id: 'asc' },
-          skip: page.offset,
-          take: page.limit,
-        }),
-      ]);
-      return { count, results: await userViews(prisma, viewer, rows) };
+      return reads.list(viewer, page, isStaff);
     },
 
+    /** By uuid or @me; 404 when unknown or not visible (same rule as find). */
     async retrieve(viewer: Viewer, idOrMe: string) {
-      return view(viewer, await find(viewer, idOrMe));
+      const by =
+        idOrMe === '@me'
+          ? { id: viewer.userId }
+          : isUuid(idOrMe)
+            ? { uuid: idOrMe.toLowerCase() }
+            : undefined;
+      const found = by ? await reads.one(viewer, by) : undefined;
+      if (
+        !found ||
+        !canSeeUser(
+          viewer,
+          found.row.id,
+          found.row.memberships.map((m) => m.organizationId),
+        )
+      )
+        throw new NotFoundError();
+      return found.json;
     },
 
     async update(viewer: Viewer, idOrMe: string, body: UserUpdateBody) {

@@ -1,49 +1,65 @@
-// Builds the full User shape (spec 2.2) for one user or a page of users with a fixed number of
-// queries per page (organizations, their teams, member counts), whatever the page size.
+// Builds the full User shape (spec 2.2) for one user or a page of users from rows the read
+// store loaded in one query (users with their memberships; the visible organizations, with
+// teams and member count for current ones). Pure: the SQL lives in user-read-store.ts.
 // Nested organizations the caller cannot see are left out (current ones become null), so a
 // shared user does not leak the other organizations it belongs to.
-import type { Organization, PrismaClient, Team, User } from '@sett/db';
-import { organizationJson, organizationSummaryJson, teamJson } from '../projects/project-views';
-import { canSeeOrganization, type Viewer } from './viewer';
+import type { Prisma, User } from '@sett/db';
+import {
+  organizationJson,
+  organizationSummaryJson,
+  teamJson,
+  type OrganizationRow,
+  type TeamRow,
+} from '../projects/project-views';
+import type { Viewer } from './viewer';
 
+/** A user as the write paths load it through Prisma (the password hash is needed there). */
 export type UserRow = User & { memberships: { organizationId: string; level: number }[] };
 
 export const userInclude = { memberships: { select: { organizationId: true, level: true } } } as const;
 
-export async function userViews(prisma: PrismaClient, viewer: Viewer, users: UserRow[]) {
-  const orgIds = new Set<string>();
-  const currentOrgIds = new Set<string>();
-  for (const u of users) {
-    for (const m of u.memberships)
-      if (canSeeOrganization(viewer, m.organizationId)) orgIds.add(m.organizationId);
-    if (u.currentOrganizationId && canSeeOrganization(viewer, u.currentOrganizationId)) {
-      orgIds.add(u.currentOrganizationId);
-      currentOrgIds.add(u.currentOrganizationId);
-    }
-  }
-  const [orgs, teams, counts] = orgIds.size
-    ? await Promise.all([
-        prisma.organization.findMany({ where: { id: { in: [...orgIds] } } }),
-        prisma.team.findMany({
-          where: { organizationId: { in: [...currentOrgIds] } },
-          orderBy: { id: 'asc' },
-        }),
-        prisma.organizationMembership.groupBy({
-          by: ['organizationId'],
-          where: { organizationId: { in: [...currentOrgIds] } },
-          _count: { _all: true },
-        }),
-      ])
-    : [[] as Organization[], [] as Team[], [] as { organizationId: string; _count: { _all: number } }[]];
-  const orgById = new Map(orgs.map((o) => [o.id, o]));
-  const teamsByOrg = new Map<string, Team[]>();
-  for (const t of teams) teamsByOrg.set(t.organizationId, [...(teamsByOrg.get(t.organizationId) ?? []), t]);
-  const countByOrg = new Map(counts.map((c) => [c.organizationId, c._count._all]));
+/** What the User shape reads: never the password hash itself, only whether there is one. */
+export interface UserViewRow {
+  id: number;
+  uuid: string;
+  distinctId: string;
+  firstName: string;
+  lastName: string;
+  email: string;
+  pendingEmail: string | null;
+  isEmailVerified: boolean;
+  notificationSettings: Prisma.JsonValue;
+  anonymizeData: boolean;
+  toolbarMode: string | null;
+  hasPassword: boolean;
+  isStaff: boolean;
+  eventsColumnConfig: Prisma.JsonValue;
+  hasSeenProductIntroFor: Prisma.JsonValue | null;
+  scenePersonalisation: Prisma.JsonValue;
+  themeMode: string | null;
+  hedgehogConfig: Prisma.JsonValue | null;
+  roleAtOrganization: string | null;
+  currentOrganizationId: string | null;
+  currentTeamId: number | null;
+  dateJoined: Date;
+  totpEnabled: boolean;
+  /** in membership order (joined_at, id) */
+  memberships: { organizationId: string; level: number }[];
+}
+
+/** An organization the viewer may see; teams and memberCount are loaded for current ones only. */
+export interface OrganizationViewRow extends OrganizationRow {
+  teams: TeamRow[] | null;
+  memberCount: number | null;
+}
+
+export function buildUserViews(viewer: Viewer, users: UserViewRow[], visibleOrgs: OrganizationViewRow[]) {
+  const orgById = new Map(visibleOrgs.map((o) => [o.id, o]));
   const level = (orgId: string) => viewer.levels.get(orgId) ?? null;
 
   return users.map((u) => {
     const currentOrg = u.currentOrganizationId ? orgById.get(u.currentOrganizationId) : undefined;
-    const orgTeams = currentOrg ? (teamsByOrg.get(currentOrg.id) ?? []) : [];
+    const orgTeams = currentOrg?.teams ?? [];
     const currentTeam = orgTeams.find((t) => t.id === u.currentTeamId);
     return {
       date_joined: u.dateJoined.toISOString(),
@@ -57,18 +73,18 @@ export async function userViews(prisma: PrismaClient, viewer: Viewer, users: Use
       notification_settings: u.notificationSettings,
       anonymize_data: u.anonymizeData,
       toolbar_mode: u.toolbarMode,
-      has_password: Boolean(u.password),
+      has_password: u.hasPassword,
       is_staff: u.isStaff,
       is_impersonated: false,
       is_impersonated_until: null,
       sensitive_session_expires_at: null,
       team: currentTeam ? teamJson(currentTeam) : null,
       organization: currentOrg
-        ? organizationJson(currentOrg, orgTeams, level(currentOrg.id), countByOrg.get(currentOrg.id) ?? 0)
+        ? organizationJson(currentOrg, orgTeams, level(currentOrg.id), currentOrg.memberCount ?? 0)
         : null,
       organizations: u.memberships
         .map((m) => orgById.get(m.organizationId))
-        .filter((o): o is Organization => o !== undefined)
+        .filter((o): o is OrganizationViewRow => o !== undefined)
         .map((o) => organizationSummaryJson(o, level(o.id))),
       events_column_config: u.eventsColumnConfig,
       is_2fa_enabled: u.totpEnabled,
@@ -82,4 +98,4 @@ export async function userViews(prisma: PrismaClient, viewer: Viewer, users: Use
   });
 }
 
-export type UserJson = Awaited<ReturnType<typeof userViews>>[number];
+export type UserJson = ReturnType<typeof buildUserViews>[number];

@@ -1,5 +1,7 @@
 // The caller as the visibility rules see it: staff or not, and its level in each organization.
-// Loaded per request (one indexed query) so membership changes apply at once.
+// Reads take it from the cached key context (viewerOf: no query; membership changes made
+// elsewhere apply within the auth cache TTL); writes load it fresh (loadViewer: one indexed
+// query) so a permission decision for a change never rests on a cached level.
 import type { PrismaClient } from '@sett/db';
 import type { AuthContext } from '../auth/auth-context';
 
@@ -9,9 +11,15 @@ export interface Viewer {
   userId: number;
   isStaff: boolean;
   /** organization id -> membership level */
-  levels: Map<string, number>;
+  levels: ReadonlyMap<string, number>;
 }
 
+/** The caller's viewer from the (cached) key context: for read paths. */
+export function viewerOf(auth: AuthContext): Viewer {
+  return { userId: auth.userId, isStaff: auth.isStaff, levels: auth.levels };
+}
+
+/** The caller's viewer with its memberships read now: for write paths. */
 export async function loadViewer(prisma: PrismaClient, auth: AuthContext): Promise<Viewer> {
   const memberships = await prisma.organizationMembership.findMany({
     where: { userId: auth.userId },

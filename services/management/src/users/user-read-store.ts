@@ -1,0 +1,139 @@
+// The users read path in one statement through the pg pool: the page (or one user) with its
+// memberships, the visible organizations of those users (teams and member count for current
+// ones) and, for lists, the total count. Replaces 5–6 Prisma queries per request; the rows
+// feed buildUserViews, the same shaping as before (a test compares it with the old path).
+// Pages are ordered by users.id (primary key index), so OFFSET walks the index.
+import type pg from 'pg';
+import type { Page } from '../pagination/pagination';
+import { isoMs, SqlParams } from '../read-sql';
+import { buildUserViews, type OrganizationViewRow, type UserJson, type UserViewRow } from './user-views';
+import type { Viewer } from './viewer';
+
+const TEAM_JSON = `json_build_object(
+  'id', t.id, 'uuid', t.uuid, 'organizationId', t.organization_id, 'projectId', t.project_id,
+  'apiToken', t.api_token, 'name', t.name, 'completedSnippetOnboarding', t.completed_snippet_onboarding,
+  'hasCompletedOnboardingFor', t.has_completed_onboarding_for, 'ingestedEvent', t.ingested_event,
+  'isDemo', t.is_demo, 'timezone', t.timezone, 'accessControl', t.access_control)`;
+
+// Teams and member count only for organizations that are some listed user's current one.
+const ORG_JSON = `json_build_object(
+  'id', o.id, 'name', o.name, 'slug', o.slug, 'logoMediaId', o.logo_media_id,
+  'createdAt', ${isoMs('o.created_at')}, 'updatedAt', ${isoMs('o.updated_at')},
+  'pluginsAccessLevel', o.plugins_access_level, 'availableProductFeatures', o.available_product_features,
+  'isMemberJoinEmailEnabled', o.is_member_join_email_enabled, 'metadata', o.metadata,
+  'customerId', o.customer_id, 'enforce2fa', o.enforce_2fa,
+  'isAiDataProcessingApproved', o.is_ai_data_processing_approved,
+  'teams', CASE WHEN o.id IN (SELECT id FROM cur) THEN
+    (SELECT coalesce(json_agg(${TEAM_JSON} ORDER BY t.id), '[]') FROM teams t WHERE t.organization_id = o.id) END,
+  'memberCount', CASE WHEN o.id IN (SELECT id FROM cur) THEN
+    (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id) END)`;
+
+// has_password as before: Boolean(password), so an empty string counts as none.
+const USER_JSON = `json_build_object(
+  'id', u.id, 'uuid', u.uuid, 'distinctId', u.distinct_id, 'firstName', u.first_name,
+  'lastName', u.last_name, 'email', u.email, 'pendingEmail', u.pending_email,
+  'isEmailVerified', u.is_email_verified, 'notificationSettings', u.notification_settings,
+  'anonymizeData', u.anonymize_data, 'toolbarMode', u.toolbar_mode,
+  'hasPassword', coalesce(u.password, '') <> '', 'isStaff', u.is_staff,
+  'eventsColumnConfig', u.events_column_config, 'hasSeenProductIntroFor', u.has_seen_product_intro_for,
+  'scenePersonalisation', u.scene_personalisation, 'themeMode', u.theme_mode,
+  'hedgehogConfig', u.hedgehog_config, 'roleAtOrganization', u.role_at_organization,
+  'currentOrganizationId', u.current_organization_id, 'currentTeamId', u.current_team_id,
+  'dateJoined', ${isoMs('u.date_joined')}, 'totpEnabled', u.totp_enabled,
+  'memberships', coalesce(mm.list, '[]'))`;
+
+interface RawUser extends Omit<UserViewRow, 'dateJoined'> {
+  dateJoined: string;
+}
+interface RawOrg extends Omit<OrganizationViewRow, 'createdAt' | 'updatedAt'> {
+  createdAt: string;
+  updatedAt: string;
+}
+interface ReadRow {
+  count?: number;
+  users: RawUser[];
+  orgs: RawOrg[];
+}
+
+/**
+ * `where` filters users (alias u); `limit`/`offset` page them; `withCount` adds the total of
+ * `where`. Organizations are restricted to the ones the viewer can see.
+ */
+function statement(
+  viewer: Viewer,
+  p: SqlParams,
+  where: string,
+  limit: number,
+  offset: number,
+  withCount: boolean,
+) {
+  const orgVisible = viewer.isStaff ? 'true' : `o.id = ANY(${p.add([...viewer.levels.keys()])}::uuid[])`;
+  return `
+WITH page AS MATERIALIZED (
+  SELECT u.* FROM users u WHERE ${where} ORDER BY u.id LIMIT ${p.add(limit)} OFFSET ${p.add(offset)}
+), mem AS MATERIALIZED (
+  SELECT m.user_id, m.organization_id, m.level, m.joined_at, m.id
+  FROM organization_memberships m WHERE m.user_id IN (SELECT id FROM page)
+), cur AS (
+  SELECT DISTINCT current_organization_id AS id FROM page WHERE current_organization_id IS NOT NULL
+)
+SELECT
+  ${withCount ? `(SELECT count(*)::int FROM users u WHERE ${where})` : 'NULL'} AS count,
+  (SELECT coalesce(json_agg(${USER_JSON} ORDER BY u.id), '[]')
+     FROM page u LEFT JOIN (
+       SELECT user_id, json_agg(json_build_object('organizationId', organization_id, 'level', level)
+                                ORDER BY joined_at, id) AS list
+       FROM mem GROUP BY user_id) mm ON mm.user_id = u.id) AS users,
+  (SELECT coalesce(json_agg(${ORG_JSON}), '[]') FROM organizations o
+     WHERE (o.id IN (SELECT organization_id FROM mem) OR o.id IN (SELECT id FROM cur)) AND ${orgVisible}) AS orgs`;
+}
+
+function toRows(raw: ReadRow): { users: UserViewRow[]; orgs: OrganizationViewRow[] } {
+  return {
+    users: raw.users.map((u) => ({ ...u, dateJoined: new Date(u.dateJoined) })),
+    orgs: raw.orgs.map((o) => ({ ...o, createdAt: new Date(o.createdAt), updatedAt: new Date(o.updatedAt) })),
+  };
+}
+
+export function createUserReadStore(pool: pg.Pool) {
+  return {
+    /** Users the viewer can see (staff: all), optionally by is_staff, ordered by id. */
+    async list(
+      viewer: Viewer,
+      page: Page,
+      isStaff: boolean | undefined,
+    ): Promise<{ count: number; results: UserJson[] }> {
+      const p = new SqlParams();
+      const conditions: string[] = [];
+      if (!viewer.isStaff) {
+        conditions.push(
+          `(u.id = ${p.add(viewer.userId)} OR u.id IN (SELECT user_id FROM organization_memberships WHERE organization_id = ANY(${p.add([...viewer.levels.keys()])}::uuid[])))`,
+        );
+      }
+      if (isStaff !== undefined) conditions.push(`u.is_staff = ${p.add(isStaff)}`);
+      const where = conditions.length ? conditions.join(' AND ') : 'true';
+      const sql = statement(viewer, p, where, page.limit, page.offset, true);
+      const raw = (await pool.query<ReadRow>(sql, p.values)).rows[0]!;
+      const { users, orgs } = toRows(raw);
+      return { count: raw.count ?? 0, results: buildUserViews(viewer, users, orgs) };
+    },
+
+    /**
+     * One user by id or uuid with its User shape, whether or not the viewer can see it (the
+     * caller decides from `row.memberships`); undefined when there is no such user.
+     */
+    async one(
+      viewer: Viewer,
+      by: { id: number } | { uuid: string },
+    ): Promise<{ row: UserViewRow; json: UserJson } | undefined> {
+      const p = new SqlParams();
+      const where = 'id' in by ? `u.id = ${p.add(by.id)}` : `u.uuid = ${p.add(by.uuid)}::uuid`;
+      const sql = statement(viewer, p, where, 1, 0, false);
+      const { users, orgs } = toRows((await pool.query<ReadRow>(sql, p.values)).rows[0]!);
+      const row = users[0];
+      return row ? { row, json: buildUserViews(viewer, [row], orgs)[0]! } : undefined;
+    },
+  };
+}
+
+export type UserReadStore = ReturnType<typeof createUserReadStore>;
