@@ -34,7 +34,10 @@ export interface PersonStore {
 }
 
 export interface PersonStoreStats {
+  /** Person queries sent (a batch of lookups is one query). */
   personQueries: number;
+  /** Of those, queries that carried more than one distinct id. */
+  personBatches: number;
   groupQueries: number;
   overrideQueries: number;
 }
@@ -43,6 +46,8 @@ export interface PersonStoreOptions {
   pool: Pool;
   ttlMs: number;
   maxEntries?: number;
+  /** Most distinct ids in one batched person query. */
+  maxBatch?: number;
 }
 
 export function groupCacheKey(ref: GroupRef): string {
@@ -53,25 +58,46 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
   const persons = new TtlCache<StoredPerson | null>(opts.ttlMs, opts.maxEntries);
   const groups = new TtlCache<Record<string, unknown> | null>(opts.ttlMs, opts.maxEntries);
   const overrides = new TtlCache<Record<string, string>>(opts.ttlMs, opts.maxEntries);
-  const stats: PersonStoreStats = { personQueries: 0, groupQueries: 0, overrideQueries: 0 };
+  const stats: PersonStoreStats = { personQueries: 0, groupQueries: 0, overrideQueries: 0, personBatches: 0 };
+
+  // Person lookups that miss the cache are batched: those arriving in the same turn of the
+  // event loop (setImmediate runs after the I/O callbacks of that turn) share one query per
+  // project, so a busy process makes one round trip where it would make dozens. Concurrent
+  // lookups of one distinct id share its pending answer. A distinct id without a person is
+  // cached as null like any answer (the negative cache), so repeated unknown ids cost nothing.
+  const personLoader = createBatchLoader<StoredPerson | null>({
+    maxBatch: opts.maxBatch ?? 500,
+    async loadMany(teamId, distinctIds) {
+      stats.personQueries++;
+      if (distinctIds.length > 1) stats.personBatches++;
+      const { rows } = await opts.pool.query<{
+        distinct_id: string;
+        id: string;
+        properties: Record<string, unknown> | null;
+      }>(
+        `SELECT pdi.distinct_id, p.id::text AS id, p.properties
+           FROM person_distinct_ids pdi JOIN persons p ON p.id = pdi.person_id
+          WHERE pdi.team_id = $1 AND pdi.distinct_id = ANY($2::text[])`,
+        [teamId, distinctIds],
+      );
+      const found = new Map<string, StoredPerson | null>();
+      for (const row of rows)
+        found.set(row.distinct_id, { personId: row.id, properties: asObject(row.properties) });
+      for (const distinctId of distinctIds) {
+        const person = found.get(distinctId) ?? null;
+        found.set(distinctId, person);
+        persons.set(`${teamId}\u0000${distinctId}`, person);
+      }
+      return found;
+    },
+  });
 
   return {
-    async person(teamId, distinctId) {
+    person(teamId, distinctId) {
       const key = `${teamId}\u0000${distinctId}`;
       const hit = persons.get(key);
-      if (hit !== undefined) return hit;
-      stats.personQueries++;
-      const { rows } = await opts.pool.query<{ id: string; properties: Record<string, unknown> | null }>(
-        `SELECT p.id::text AS id, p.properties
-           FROM person_distinct_ids pdi JOIN persons p ON p.id = pdi.person_id
-          WHERE pdi.team_id = $1 AND pdi.distinct_id = $2
-          LIMIT 1`,
-        [teamId, distinctId],
-      );
-      const row = rows[0];
-      const person = row ? { personId: row.id, properties: asObject(row.properties) } : null;
-      persons.set(key, person);
-      return person;
+      if (hit !== undefined) return Promise.resolve(hit);
+      return personLoader.load(teamId, distinctId);
     },
 
     async groups(teamId, refs) {
@@ -166,4 +192,57 @@ function asObject(value: unknown): Record<string, unknown> {
     }
   }
   return {};
+}
+
+interface Waiter<V> {
+  resolve(value: V): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Collects keys asked for in one turn of the event loop, per project, and loads them with one
+ * call per project (and per `maxBatch` keys). A failed load rejects every waiter of its batch.
+ */
+export function createBatchLoader<V>(opts: {
+  maxBatch: number;
+  loadMany(teamId: number, keys: string[]): Promise<Map<string, V>>;
+}): { load(teamId: number, key: string): Promise<V> } {
+  let pending = new Map<number, Map<string, Array<Waiter<V>>>>();
+  let scheduled = false;
+
+  function flush(): void {
+    scheduled = false;
+    const batches = pending;
+    pending = new Map();
+    for (const [teamId, waitersByKey] of batches) {
+      const keys = [...waitersByKey.keys()];
+      for (let i = 0; i < keys.length; i += opts.maxBatch) {
+        const chunk = keys.slice(i, i + opts.maxBatch);
+        opts.loadMany(teamId, chunk).then(
+          (values) => {
+            for (const key of chunk) for (const w of waitersByKey.get(key)!) w.resolve(values.get(key) as V);
+          },
+          (err: unknown) => {
+            for (const key of chunk) for (const w of waitersByKey.get(key)!) w.reject(err);
+          },
+        );
+      }
+    }
+  }
+
+  return {
+    load(teamId, key) {
+      return new Promise<V>((resolve, reject) => {
+        let byKey = pending.get(teamId);
+        if (!byKey) pending.set(teamId, (byKey = new Map()));
+        let waiters = byKey.get(key);
+        if (!waiters) byKey.set(key, (waiters = []));
+        waiters.push({ resolve, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(flush);
+        }
+      });
+    },
+  };
 }
