@@ -45,6 +45,13 @@ function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readon
   return raw as T;
 }
 
+/** A process count: a positive integer, or "auto" (one per core; resolved by the caller). */
+function workers(env: Env, name: string, def: number): number | 'auto' {
+  const raw = read(env, name);
+  if (raw !== undefined && raw.toLowerCase() === 'auto') return 'auto';
+  return int(env, name, def, 1, 256);
+}
+
 function url(env: Env, name: string, def: string, protocols: string[]): string {
   const raw = read(env, name) ?? def;
   let parsed: URL;
@@ -147,6 +154,8 @@ export function loadConfig(env: Env = process.env) {
       maxBodyBytes: int(env, 'DECIDE_MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
       /** GeoIP person properties from the client address (spec 4.3 rule 5). */
       geoipEnabled: oneOf(env, 'DECIDE_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
+      /** Processes serving decide (node:cluster, sharing the port); "auto" = one per core. */
+      workers: workers(env, 'DECIDE_WORKERS', 1),
     },
     management: {
       rateLimitPerMinute: int(env, 'MANAGEMENT_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000),

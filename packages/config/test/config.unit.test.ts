@@ -13,6 +13,15 @@ describe('loadConfig', () => {
     expect(c.ingestion.topics).toEqual(['main', 'overflow', 'historical']);
     expect(c.decide.maxBodyBytes).toBe(1024 * 1024);
     expect(c.decide.geoipEnabled).toBe(true);
+    expect(c.decide.workers).toBe(1);
+  });
+
+  it('reads DECIDE_WORKERS as a count or auto', () => {
+    expect(loadConfig({ DECIDE_WORKERS: '3' }).decide.workers).toBe(3);
+    expect(loadConfig({ DECIDE_WORKERS: 'auto' }).decide.workers).toBe('auto');
+    expect(loadConfig({ DECIDE_WORKERS: 'AUTO' }).decide.workers).toBe('auto');
+    expect(() => loadConfig({ DECIDE_WORKERS: '0' })).toThrow(/DECIDE_WORKERS/);
+    expect(() => loadConfig({ DECIDE_WORKERS: 'many' })).toThrow(/DECIDE_WORKERS/);
   });
 
   it('reads the decide body limit and GeoIP switch', () => {
