@@ -17,21 +17,26 @@ export function outranks(candidate: FlagReasonCode, current: FlagReasonCode): bo
   return PRIORITY[candidate] >= PRIORITY[current];
 }
 
-// A handful of distinct reasons exist per flag list: each is built once and shared (frozen).
-const REASON_CACHE_MAX = 10_000;
-const reasons = new Map<string, FlagReason>();
+// A handful of distinct reasons exist per flag list: each is built once and shared (frozen),
+// looked up by code and condition index without building a key.
+const MAX_CACHED_INDEX = 1000;
+const byCode = new Map<FlagReasonCode, { none?: FlagReason; byIndex: FlagReason[] }>();
 
 export function reason(code: FlagReasonCode, conditionIndex: number | null): FlagReason {
-  const cacheKey = `${code}:${conditionIndex}`;
-  let hit = reasons.get(cacheKey);
+  let cached = byCode.get(code);
+  if (!cached) byCode.set(code, (cached = { byIndex: [] }));
+  const cacheable =
+    conditionIndex === null ||
+    (Number.isInteger(conditionIndex) && conditionIndex >= 0 && conditionIndex < MAX_CACHED_INDEX);
+  let hit = conditionIndex === null ? cached.none : cacheable ? cached.byIndex[conditionIndex] : undefined;
   if (!hit) {
     hit = Object.freeze({
       code,
       condition_index: conditionIndex,
       description: describe(code, conditionIndex),
     });
-    if (reasons.size >= REASON_CACHE_MAX) reasons.clear();
-    reasons.set(cacheKey, hit);
+    if (conditionIndex === null) cached.none = hit;
+    else if (cacheable) cached.byIndex[conditionIndex] = hit;
   }
   return hit;
 }
