@@ -1,17 +1,25 @@
 // Composition root of the decide service: config, clients (Postgres pool, Redis for reads and a
 // second connection for the flags-changed subscription, the GeoIP database), app, start,
-// graceful shutdown. The only place that reads the environment.
+// graceful shutdown. The only place that reads the environment. With DECIDE_WORKERS > 1 this
+// process becomes a cluster primary and each forked worker runs the rest.
+import cluster from 'node:cluster';
 import { loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
 import { createMetricsRegistry, startService } from '@sett/http';
 import { createPgPool } from '@sett/db';
 import { createRedis } from '@sett/cache';
 import { createDecideApp } from './app';
+import { resolveWorkers, runPrimary } from './cluster';
 import { noGeoIp, openGeoIp } from './geoip/geoip';
 
 async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'decide' });
+  const workers = resolveWorkers(config.decide.workers);
+  if (workers > 1 && cluster.isPrimary) {
+    runPrimary({ workers, logger });
+    return;
+  }
   const pool = createPgPool({
     databaseUrl: config.databaseUrl,
     max: config.databasePoolSize,
@@ -44,7 +52,7 @@ async function main() {
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
-    extra: { geoip: config.decide.geoipEnabled },
+    extra: { geoip: config.decide.geoipEnabled, ...(cluster.isWorker ? { worker: cluster.worker?.id } : {}) },
     closers: [
       () => decide.close(),
       () => pool.end(),
