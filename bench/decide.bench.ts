@@ -4,6 +4,14 @@
 // A project with 50 flags (rollouts, multivariate, person-property and group conditions),
 // random distinct ids, some requests carrying person_properties, some needing stored persons.
 // Targets (issue 5): >= 5,000 requests/s, p99 < 10 ms at 1,000 requests/s, >= 0.5 of baseline.
+//
+// Request mix (bodyMaker): 50% a fresh random id with every person property the flags read
+// (no Postgres); 25% one of 2,000 stored persons (a person query on a cache miss, cached for
+// DECIDE_PERSON_CACHE_TTL_MS); 25% a fresh random id without properties (a person query that
+// finds nobody: fresh ids never hit any cache, so each costs a Postgres lookup, batched with the
+// others of the same event-loop turn). Independently, half the requests name one of 200 stored
+// groups (group properties read from Postgres on a cache miss). decide runs as one process
+// unless DECIDE_WORKERS is set in the environment (passed through to the child).
 import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -254,6 +262,10 @@ export async function run(): Promise<boolean> {
   const db = await prepareDatabase(serverUrl);
   const project = await seed(db.url);
   process.stdout.write(`seeded: 50 flags, ${PERSONS} persons, ${GROUPS} groups (team ${project.teamId})\n`);
+  process.stdout.write(
+    `mix: 50% person_properties given, 25% stored persons, 25% unknown ids (person query), 50% with a group; ` +
+      `DECIDE_WORKERS=${process.env.DECIDE_WORKERS ?? '1'}\n`,
+  );
 
   const decidePort = await freePort();
   const baselinePort = await freePort();
