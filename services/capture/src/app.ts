@@ -1,13 +1,14 @@
 // Builds the capture HTTP app from its dependencies, so tests run the real thing in-process
 // (port 0, real Redis, Postgres and broker) and main.ts only wires clients and starts it.
-import type { Express } from 'express';
+import type { RequestListener } from 'node:http';
 import { createServiceApp } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { Config } from '@sett/config';
 import type { TokenResolver } from '@sett/cache';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
-import { createCaptureRouter, type CaptureProducer } from './capture/capture-routes';
+import { createCaptureHandler, createCaptureRouter, type CaptureProducer } from './capture/capture-routes';
+import { createCaptureFastPath } from './capture/capture-fast-path';
 import { createCaptureMetrics } from './capture/capture-metrics';
 import { corsMiddleware } from './capture/cors';
 import { createKeyLimiter } from './routing/token-bucket';
@@ -21,12 +22,14 @@ export type CaptureAppDeps = {
   registry: Registry;
   /** Clock for the spike limiter (tests). */
   now?: () => number;
+  /** false: serve everything through Express, without the node:http fast path (tests compare the two). */
+  fastPath?: boolean;
 };
 
 /** Headroom under Kafka's message.max.bytes for the key and record overhead. */
 const RECORD_HEADROOM_BYTES = 1024;
 
-export function createCaptureApp(deps: CaptureAppDeps): Express {
+export function createCaptureApp(deps: CaptureAppDeps): RequestListener {
   const { capture } = deps.config;
   const limiter = capture.overflowEnabled
     ? createKeyLimiter({
@@ -35,7 +38,7 @@ export function createCaptureApp(deps: CaptureAppDeps): Express {
         now: deps.now,
       })
     : null;
-  const router = createCaptureRouter({
+  const handler = createCaptureHandler({
     maxBodyBytes: capture.maxBodyBytes,
     maxInflateRatio: capture.maxInflateRatio,
     maxEventBytes: deps.config.kafka.messageMaxBytes - RECORD_HEADROOM_BYTES,
@@ -45,7 +48,7 @@ export function createCaptureApp(deps: CaptureAppDeps): Express {
     metrics: createCaptureMetrics(deps.registry),
     logger: deps.logger,
   });
-  return createServiceApp({
+  const app = createServiceApp({
     name: 'capture',
     logger: deps.logger,
     registry: deps.registry,
@@ -56,6 +59,14 @@ export function createCaptureApp(deps: CaptureAppDeps): Express {
       },
       redis: async () => void (await deps.redis.ping()),
     },
-    routes: router,
+    routes: createCaptureRouter(handler),
+  });
+  const expressApp = app as unknown as RequestListener;
+  if (deps.fastPath === false) return expressApp;
+  return createCaptureFastPath({
+    handler,
+    logger: deps.logger,
+    registry: deps.registry,
+    fallback: expressApp,
   });
 }

@@ -45,6 +45,19 @@ describe('decodeBody', () => {
     expect(await decodeBody(body(form(json), ct), limits)).toEqual(payload);
   });
 
+  it('parses JSON sent as a form without a data field (curl -d), batches and bodies mentioning data= too', async () => {
+    const ct = { contentType: 'application/x-www-form-urlencoded' };
+    expect(await decodeBody(body(json, ct), limits)).toEqual(payload);
+    expect(await decodeBody(body(`\n ${JSON.stringify([payload])}`, ct), limits)).toEqual([payload]);
+    // Form parsing would find a "data" field inside this JSON; it is still JSON.
+    const tricky = { ...payload, properties: { $current_url: 'https://x.test/?a=1&data=abc' } };
+    expect(await decodeBody(body(JSON.stringify(tricky), ct), limits)).toEqual(tricky);
+    // Malformed JSON in a form body is a JSON error, not "no data field".
+    const error = (await decodeBody(body('{nope', ct), limits).catch((e: unknown) => e)) as ValidationError;
+    expect(error).toBeInstanceOf(ValidationError);
+    expect(error.message).toMatch(/not valid JSON/);
+  });
+
   it('refuses a zip bomb with 413', async () => {
     const bomb = gzipSync(Buffer.alloc(10_000_000, 0x20));
     expect(bomb.length).toBeLessThan(20_000);

@@ -32,6 +32,8 @@ export type Consumed = {
 
 export type Harness = {
   url: string;
+  /** The same app served through Express only (no node:http fast path), same clients. */
+  expressUrl: string;
   port: number;
   token: string;
   teamId: number;
@@ -108,6 +110,19 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
   const url = `http://127.0.0.1:${port}`;
+  const expressServer = http.createServer(
+    createCaptureApp({
+      config,
+      logger,
+      redis,
+      tokenResolver,
+      producer,
+      registry: createMetricsRegistry('capture'),
+      fastPath: false,
+    }),
+  );
+  await new Promise<void>((r) => expressServer.listen(0, '127.0.0.1', r));
+  const expressUrl = `http://127.0.0.1:${(expressServer.address() as AddressInfo).port}`;
 
   const consumed: Consumed[] = [];
   let consumer: Consumer | undefined;
@@ -170,6 +185,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
 
   return {
     url,
+    expressUrl,
     port,
     token,
     teamId: rows[0]!.id,
@@ -185,8 +201,10 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       consumer = undefined;
     },
     async close() {
-      server.closeAllConnections();
-      await new Promise<void>((r) => server.close(() => r()));
+      for (const s of [server, expressServer]) {
+        s.closeAllConnections();
+        await new Promise<void>((r) => s.close(() => r()));
+      }
       await consumer?.disconnect().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);
       redis.disconnect();

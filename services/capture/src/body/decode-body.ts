@@ -1,7 +1,7 @@
 // Turns the raw bytes of a capture request into a JSON value, the way PostHog's SDKs send them:
 // plain JSON (application/json or text/plain), gzip (Content-Encoding: gzip, ?compression=gzip-js,
 // or gzip magic bytes), lz-string base64 (`compression=lz64`, usually as a `data=` form field),
-// and plain base64 `data=` form fields. Inflation is capped so a zip bomb cannot exhaust memory.
+// and plain base64 `data=` form fields, and JSON sent as a form (curl -d). Inflation is capped so a zip bomb cannot exhaust memory.
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { decompressFromBase64 } from 'lz-string';
@@ -103,7 +103,12 @@ export async function decodeBody(body: EncodedBody, limits: DecodeLimits): Promi
   const contentType = body.contentType?.split(';')[0]?.trim().toLowerCase();
   let text = buf.toString('utf8');
   const looksLikeForm = contentType === 'application/x-www-form-urlencoded' || text.startsWith('data=');
-  if (looksLikeForm) {
+  // `curl -d '{...}'` sends JSON labelled as a form (PostHog's docs are full of such commands): a
+  // form body that opens like JSON is JSON. A real form body never starts with `{` or `[`.
+  const trimmedStart = looksLikeForm ? text.trimStart() : '';
+  if (looksLikeForm && (trimmedStart.startsWith('{') || trimmedStart.startsWith('['))) {
+    text = trimmedStart;
+  } else if (looksLikeForm) {
     const form = new URLSearchParams(text);
     // Form decoding turns '+' into ' '; base64 uses '+', so put them back.
     const data = form.get('data')?.replace(/ /g, '+');

@@ -1,8 +1,11 @@
 // The capture endpoints. The hot path, in order: read the body (wire limit), decode it, unpack
 // and type-check it, check and resolve the api key, turn events into messages (dropping the
 // nameless and id-less ones), route them, produce with one send per topic, and answer 200 only
-// when Kafka acknowledged every message.
-import express, { type Request, type Response, type Router } from 'express';
+// when Kafka acknowledged every message. `createCaptureHandler` is that path on plain node:http
+// objects; the Express router below and the fast path (capture-fast-path.ts) both call it, so
+// both answer alike.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import express, { type Router } from 'express';
 import {
   AuthenticationError,
   MethodNotAllowedError,
@@ -22,6 +25,7 @@ import type { CaptureMetrics } from './capture-metrics';
 
 /** Paths PostHog's SDKs post to; each also matches with a trailing slash. */
 export const CAPTURE_PATHS = ['/i/v0/e', '/e', '/capture', '/track', '/batch', '/engage'] as const;
+export type CapturePath = (typeof CAPTURE_PATHS)[number];
 
 export type CaptureProducer = { send(topic: string, messages: ProducerMessage[]): Promise<void> };
 
@@ -38,11 +42,14 @@ export type CaptureRouteDeps = {
   logger: Logger;
 };
 
-const first = (v: unknown): unknown => (Array.isArray(v) ? v[0] : v);
+/** Handles one POST to a capture path: writes the 200, or throws a SettError for the caller to send. */
+export type CaptureHandler = (req: IncomingMessage, res: ServerResponse, path: CapturePath) => Promise<void>;
 
-export function createCaptureRouter(deps: CaptureRouteDeps): Router {
-  const router = express.Router();
+const OK_BODY = Buffer.from(JSON.stringify({ status: 1 }));
+/** What Express's res.json sends as Content-Type. */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
+export function createCaptureHandler(deps: CaptureRouteDeps): CaptureHandler {
   const resolveProject = async (token: string): Promise<ProjectRef> => {
     let project: ProjectRef | null;
     try {
@@ -55,10 +62,11 @@ export function createCaptureRouter(deps: CaptureRouteDeps): Router {
     return project;
   };
 
-  const capture = async (req: Request, res: Response): Promise<void> => {
-    if (req.method !== 'POST') throw new MethodNotAllowedError(req.method, ['POST', 'OPTIONS']);
+  return async (req, res, path) => {
     const nowMs = Date.now();
-    const query = req.query as Record<string, unknown>;
+    const url = req.url ?? '';
+    const q = url.indexOf('?');
+    const query = q === -1 ? null : new URLSearchParams(url.slice(q + 1));
 
     // 1. Body: wire limit, then decoding with an inflation cap.
     let raw: Buffer;
@@ -74,23 +82,24 @@ export function createCaptureRouter(deps: CaptureRouteDeps): Router {
         raw,
         contentType: req.headers['content-type'],
         contentEncoding: req.headers['content-encoding'],
-        compression: first(query.compression) as string | undefined,
+        compression: query?.get('compression') ?? undefined,
       },
       { maxInflatedBytes: deps.maxBodyBytes * deps.maxInflateRatio },
     );
 
     // 2. Shape, api key.
-    const body = unpackBody(value, { engage: req.route?.path === '/engage' });
+    const body = unpackBody(value, { engage: path === '/engage' });
     const token = checkTokenShape(body.token);
     await resolveProject(token);
 
-    // 3. Events -> messages -> topics.
+    // 3. Events -> messages -> topics. Values go to the producer as Buffers: their length is
+    // their size, and Kafka's encoder copies them instead of measuring and re-encoding strings.
     const ctx: RequestContext = {
       token,
       ip: clientIp(req.headers['x-forwarded-for'], req.socket.remoteAddress),
       now: new Date(nowMs).toISOString(),
       nowMs,
-      sentAt: parseSentAt(first(query._), body.sentAt),
+      sentAt: parseSentAt(query?.get('_') ?? undefined, body.sentAt),
       historical: body.historical,
     };
     const byTopic = new Map<string, ProducerMessage[]>();
@@ -101,8 +110,8 @@ export function createCaptureRouter(deps: CaptureRouteDeps): Router {
         deps.metrics.dropped.inc({ reason: result.reason });
         continue;
       }
-      const value = encodeCaptureMessage(result.message);
-      if (value.length > deps.maxEventBytes / 3 && Buffer.byteLength(value) > deps.maxEventBytes) {
+      const value = Buffer.from(encodeCaptureMessage(result.message));
+      if (value.length > deps.maxEventBytes) {
         deps.metrics.dropped.inc({ reason: 'too_large' });
         if (body.single)
           throw new PayloadTooLargeError(`Event is larger than the ${deps.maxEventBytes} byte limit.`);
@@ -119,7 +128,12 @@ export function createCaptureRouter(deps: CaptureRouteDeps): Router {
     if (count > 0) {
       const stop = deps.metrics.produceSeconds.startTimer();
       try {
-        await Promise.all([...byTopic].map(([topic, messages]) => deps.producer.send(topic, messages)));
+        if (byTopic.size === 1) {
+          const [[topic, messages]] = byTopic as unknown as [[string, ProducerMessage[]]];
+          await deps.producer.send(topic, messages);
+        } else {
+          await Promise.all([...byTopic].map(([topic, messages]) => deps.producer.send(topic, messages)));
+        }
         stop({ outcome: 'ok' });
       } catch (error) {
         stop({ outcome: 'error' });
@@ -133,9 +147,22 @@ export function createCaptureRouter(deps: CaptureRouteDeps): Router {
       }
       for (const [topic, messages] of byTopic) deps.metrics.accepted.inc({ topic }, messages.length);
     }
-    res.json({ status: 1 });
+    res.statusCode = 200;
+    res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+    res.setHeader('Content-Length', OK_BODY.length);
+    res.end(OK_BODY);
   };
+}
 
-  for (const path of CAPTURE_PATHS) router.all(path, capture);
+/** The capture paths as Express routes (case-insensitive, optional trailing slash); other
+ * methods than POST get a 405. Errors go to the service's error middleware. */
+export function createCaptureRouter(handler: CaptureHandler): Router {
+  const router = express.Router();
+  for (const path of CAPTURE_PATHS) {
+    router.all(path, async (req, res) => {
+      if (req.method !== 'POST') throw new MethodNotAllowedError(req.method, ['POST', 'OPTIONS']);
+      await handler(req, res, path);
+    });
+  }
   return router;
 }

@@ -13,7 +13,7 @@ export function messageKey(m: Pick<CaptureMessage, 'token' | 'distinct_id'>): st
 }
 
 /** limiter null: overflow routing disabled. */
-export function routeMessage(m: CaptureMessage, value: string, limiter: KeyLimiter | null): Routed {
+export function routeMessage(m: CaptureMessage, value: string | Buffer, limiter: KeyLimiter | null): Routed {
   const key = messageKey(m);
   if (m.historical_migration) return { topic: TOPICS.historical, message: { key, value } };
   if (limiter && !limiter.take(key)) return { topic: TOPICS.overflow, message: { key: null, value } };

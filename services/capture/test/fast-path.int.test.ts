@@ -1,0 +1,130 @@
+// The node:http fast path answers exactly like the Express route it bypasses: same status, body
+// and headers (CORS, content type and length, Allow, Retry-After, Connection) for successes and
+// every kind of error; requests it does not serve still reach Express; HTTP metrics still count
+// the fast path's requests by route; and JSON posted as a form (curl -d) is accepted end to end.
+import { gzipSync } from 'node:zlib';
+import { uniqueName } from '@sett/testing';
+import { startHarness, type Harness } from './helpers';
+
+jest.setTimeout(60_000);
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness({ env: { CAPTURE_MAX_BODY_BYTES: '4096', KAFKA_MESSAGE_MAX_BYTES: '3000' } });
+}, 60_000);
+afterAll(async () => {
+  await h?.close();
+}, 30_000);
+
+const HEADERS = [
+  'content-type',
+  'content-length',
+  'access-control-allow-origin',
+  'access-control-allow-credentials',
+  'vary',
+  'allow',
+  'retry-after',
+  'connection',
+];
+
+type Case = { method?: string; path: string; body?: string | Buffer; headers?: Record<string, string> };
+
+async function call(base: string, c: Case) {
+  const res = await fetch(`${base}${c.path}`, {
+    method: c.method ?? 'POST',
+    body: c.body,
+    headers: { 'content-type': 'application/json', ...c.headers },
+  });
+  const headers = Object.fromEntries(HEADERS.map((name) => [name, res.headers.get(name)]));
+  return { status: res.status, headers, body: await res.text() };
+}
+
+describe('the fast path and the Express route', () => {
+  const event = (extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ api_key: h.token, event: 'e', distinct_id: uniqueName('u'), ...extra });
+  const cases: Array<[string, () => Case]> = [
+    ['a single event', () => ({ path: '/i/v0/e/', body: event() })],
+    [
+      'a batch, from a browser',
+      () => ({
+        path: '/batch',
+        body: JSON.stringify({ api_key: h.token, batch: [JSON.parse(event())] }),
+        headers: { origin: 'https://app.example' },
+      }),
+    ],
+    [
+      'gzip with compression=gzip-js',
+      () => ({ path: '/e/?compression=gzip-js&ver=1.2', body: gzipSync(event()) }),
+    ],
+    ['malformed JSON', () => ({ path: '/e/', body: '{"api_key": ' })],
+    ['an empty body', () => ({ path: '/capture/', body: '' })],
+    [
+      'wrong types',
+      () => ({ path: '/track', body: JSON.stringify({ api_key: h.token, event: 5, distinct_id: 'd' }) }),
+    ],
+    ['no api key', () => ({ path: '/e/', body: JSON.stringify({ event: 'e', distinct_id: 'd' }) })],
+    [
+      'an unknown api key',
+      () => ({ path: '/e/', body: JSON.stringify({ api_key: 'phc_nobody', event: 'e', distinct_id: 'd' }) }),
+    ],
+    [
+      'a personal api key',
+      () => ({ path: '/e/', body: JSON.stringify({ api_key: 'phx_secret', event: 'e', distinct_id: 'd' }) }),
+    ],
+    [
+      'a body over the wire limit',
+      () => ({ path: '/batch/', body: JSON.stringify({ api_key: h.token, batch: [], p: 'x'.repeat(5000) }) }),
+    ],
+    [
+      'an event over the message limit',
+      () => ({ path: '/e/', body: event({ properties: { p: 'x'.repeat(3500) } }).slice(0, 4000) }),
+    ],
+    [
+      'a single event too large for Kafka',
+      () => ({ path: '/e/', body: event({ properties: { p: 'x'.repeat(2900) } }) }),
+    ],
+    [
+      'an unsupported Content-Encoding',
+      () => ({ path: '/e/', body: event(), headers: { 'content-encoding': 'br' } }),
+    ],
+    ['a GET (405)', () => ({ method: 'GET', path: '/e/', headers: { origin: 'https://app.example' } })],
+    ['an unknown path (404)', () => ({ path: '/nope/', body: event() })],
+  ];
+
+  it.each(cases)('answer alike for %s', async (_name, make) => {
+    const c = make();
+    const [fast, viaExpress] = [await call(h.url, c), await call(h.expressUrl, c)];
+    expect(fast).toEqual(viaExpress);
+  });
+
+  it('serves mixed-case paths through Express with the same answer', async () => {
+    const res = await call(h.url, { path: '/E/', body: event() });
+    expect(res.status).toBe(200);
+    expect(res.body).toBe('{"status":1}');
+  });
+
+  it('counts fast path requests in the HTTP metrics by route and status', async () => {
+    await call(h.url, { path: '/i/v0/e', body: event() });
+    await call(h.url, { path: '/i/v0/e/', body: '{' });
+    const metrics = await (await fetch(`${h.url}/_metrics`)).text();
+    expect(metrics).toMatch(
+      /http_requests_total\{method="POST",route="\/i\/v0\/e",status="200"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /http_requests_total\{method="POST",route="\/i\/v0\/e",status="400"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /http_request_duration_seconds_count\{[^}]*method="POST",route="\/i\/v0\/e"[^}]*\} [1-9]/,
+    );
+  });
+});
+
+it('ingests JSON posted as a form without a data field (curl -d)', async () => {
+  const id = uniqueName('curl');
+  const res = await h.post(
+    '/i/v0/e/',
+    JSON.stringify({ api_key: h.token, event: 'from curl', distinct_id: id }),
+    { 'content-type': 'application/x-www-form-urlencoded' },
+  );
+  expect(res.status).toBe(200);
+  await h.waitFor((all) => all.some((c) => c.message.distinct_id === id && c.message.event === 'from curl'));
+});
