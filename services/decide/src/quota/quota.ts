@@ -75,6 +75,18 @@ interface OrgUsage {
   synced: boolean;
 }
 
+// billingPeriod formats a date per call; the answer only changes at a UTC month boundary.
+let periodCache: { from: number; to: number; period: string } | undefined;
+export function currentPeriod(now: Date): string {
+  const t = now.getTime();
+  if (periodCache && t >= periodCache.from && t < periodCache.to) return periodCache.period;
+  const period = billingPeriod(now);
+  const from = Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1);
+  const to = Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1);
+  periodCache = { from, to, period };
+  return period;
+}
+
 export function createUsageCounter(opts: {
   redis: Redis;
   /** Skip Redis while it is known to be down (and report failures). */
@@ -127,7 +139,7 @@ export function createUsageCounter(opts: {
 
   return {
     async count(organizationId, quota, now) {
-      const period = billingPeriod(now);
+      const period = currentPeriod(now);
       let usage = orgs.get(organizationId);
       const fresh = !usage || usage.period !== period;
       if (!usage || fresh) {
