@@ -1,9 +1,13 @@
 // `pnpm bench management`: 10k users and 10k early access features (with their flags) inserted
 // in bulk into a scratch database; the management service runs in a child process and is
 // loaded on list pages and retrieves. Baseline, in the same run: a bare http server in another
-// child process answering the same page with one `SELECT` through pg (no auth, no shaping).
-// Prints requests/s and p99 per endpoint and the ratios. Started as a script with
-// MGMT_BENCH_BASELINE=1 this file IS that baseline server.
+// child process (same pool size) answering the same data straight from pg, no auth, no
+// shaping: for lists the same page in the same order plus the total count (what the service
+// needs at least, the early access features with their flag joined), for retrieves the same
+// row (the feature with its flag). Each endpoint is loaded for DURATION_S, service then
+// baseline (autocannon's `amount` would override the duration, so none is set); prints
+// requests/s, p99 and the ratios.
+// Started as a script with MGMT_BENCH_BASELINE=1 this file IS that baseline server.
 import http from 'node:http';
 import pg from 'pg';
 import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
@@ -16,7 +20,7 @@ const OFFSET = 5_000;
 const DURATION_S = 5;
 const CONNECTIONS = 16;
 
-async function seed(
+export async function seed(
   url: string,
 ): Promise<{ key: string; teamId: number; userUuid: string; featureId: string }> {
   const client = new pg.Client({ connectionString: url });
@@ -81,19 +85,26 @@ async function baselineServer() {
     let rows: unknown;
     if (url.pathname === '/users') {
       rows = (
-        await pool.query('SELECT *, count(*) OVER () AS total FROM users ORDER BY id LIMIT 100 OFFSET $1', [
-          offset,
-        ])
-      ).rows;
+        await pool.query(
+          `SELECT (SELECT count(*) FROM users) AS count,
+             (SELECT json_agg(u ORDER BY u.id) FROM (SELECT * FROM users ORDER BY id LIMIT 100 OFFSET $1) u) AS results`,
+          [offset],
+        )
+      ).rows[0];
     } else if (url.pathname.startsWith('/users/')) {
       rows = (await pool.query('SELECT * FROM users WHERE uuid = $1', [url.pathname.slice(7)])).rows[0];
     } else if (url.pathname === '/eaf') {
       rows = (
         await pool.query(
-          'SELECT e.*, row_to_json(f) AS feature_flag, count(*) OVER () AS total FROM early_access_features e LEFT JOIN feature_flags f ON f.id = e.feature_flag_id WHERE e.team_id = $1 ORDER BY e.created_at DESC LIMIT 100 OFFSET $2',
+          `SELECT (SELECT count(*) FROM early_access_features WHERE team_id = $1) AS count,
+             (SELECT json_agg(p ORDER BY p.created_at DESC, p.id DESC) FROM (
+                SELECT e.*, row_to_json(f) AS feature_flag
+                FROM (SELECT * FROM early_access_features WHERE team_id = $1
+                      ORDER BY created_at DESC, id DESC LIMIT 100 OFFSET $2) e
+                LEFT JOIN feature_flags f ON f.id = e.feature_flag_id) p) AS results`,
           [Number(url.searchParams.get('team')), offset],
         )
-      ).rows;
+      ).rows[0];
     } else {
       rows = (
         await pool.query(
@@ -164,10 +175,14 @@ export async function run(): Promise<boolean> {
         `${base}/eaf/${featureId}`,
       ],
     ];
-    // Sanity: both answer 200 before measuring.
-    for (const [name, subject] of cases) {
-      const r = await fetch(subject, { headers });
-      if (r.status !== 200) throw new Error(`${name}: ${r.status} ${await r.text()}`);
+    // Sanity: both answer 200 before measuring, and the pages are full.
+    for (const [name, subject, baselineUrl] of cases) {
+      for (const u of [subject, baselineUrl]) {
+        const r = await fetch(u, { headers });
+        const body = (await r.json()) as { results?: unknown[] };
+        if (r.status !== 200 || (body.results && body.results.length !== 100))
+          throw new Error(`${name}: ${r.status} ${JSON.stringify(body).slice(0, 300)}`);
+      }
     }
     let ok = true;
     for (const [name, subject, baselineUrl] of cases) {

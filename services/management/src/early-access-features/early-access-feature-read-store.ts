@@ -17,12 +17,14 @@ const FEATURE_JSON = `json_build_object(
     'ensureExperienceContinuity', f.ensure_experience_continuity,
     'hasEncryptedPayloads', f.has_encrypted_payloads) END)`;
 
+// The page is cut on the bare rows first and only its 100 rows are joined and turned into
+// JSON: Postgres computes the select list of the rows OFFSET skips, too.
 const LIST_SQL = `
 SELECT (SELECT count(*)::int FROM early_access_features WHERE team_id = $1) AS count,
-  (SELECT coalesce(json_agg(p.j ORDER BY p.created_at DESC, p.id DESC), '[]') FROM (
-     SELECT e.created_at, e.id, ${FEATURE_JSON} AS j
-     FROM early_access_features e LEFT JOIN feature_flags f ON f.id = e.feature_flag_id
-     WHERE e.team_id = $1 ORDER BY e.created_at DESC, e.id DESC LIMIT $2 OFFSET $3) p) AS rows`;
+  (SELECT coalesce(json_agg(${FEATURE_JSON} ORDER BY e.created_at DESC, e.id DESC), '[]')
+   FROM (SELECT * FROM early_access_features WHERE team_id = $1
+         ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3) e
+   LEFT JOIN feature_flags f ON f.id = e.feature_flag_id) AS rows`;
 
 const ONE_SQL = `
 SELECT ${FEATURE_JSON} AS j
