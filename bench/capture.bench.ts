@@ -3,7 +3,8 @@
 // `/batch/` with 100-event batches of realistic ~400-byte events, and `/i/v0/e/` with single
 // events. In the same run, a baseline child that only reads the body, JSON-parses it and
 // answers 200. Targets (issue 3): batch >= 50,000 events/s and >= 0.5 of the baseline's events/s;
-// single events >= 0.5 of the baseline's requests/s.
+// single events >= 0.5 of the baseline's requests/s. CAPTURE_WORKERS in the environment (a count
+// or "auto") runs capture as that many cluster workers; the baseline stays one process.
 import http from 'node:http';
 import net from 'node:net';
 import path from 'node:path';
@@ -130,7 +131,7 @@ export async function run(): Promise<boolean> {
     );
     const avgEventBytes = batchBodies.reduce((s, b) => s + b.length, 0) / (BODIES * BATCH_SIZE);
     process.stdout.write(
-      `events ~${Math.round(avgEventBytes)} bytes, batch bodies ~${Math.round(batchBodies[0]!.length / 1024)} KB, ${SECONDS} s per run\n`,
+      `events ~${Math.round(avgEventBytes)} bytes, batch bodies ~${Math.round(batchBodies[0]!.length / 1024)} KB, ${SECONDS} s per run, capture workers: ${process.env.CAPTURE_WORKERS || '1'}\n`,
     );
     const rotate = (bodies: string[]) => {
       let i = 0;

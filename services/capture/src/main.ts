@@ -1,6 +1,8 @@
 // Composition root of the capture service: config, clients, app, start, shutdown. On SIGTERM
 // startService stops accepting, lets in-flight requests finish (their sends included), then the
-// closers flush and disconnect the producer and close Redis and Postgres.
+// closers flush and disconnect the producer and close Redis and Postgres. With CAPTURE_WORKERS
+// above 1 (or "auto") this process becomes a cluster primary and each forked worker runs the rest.
+import cluster from 'node:cluster';
 import { loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
 import { createMetricsRegistry, startService } from '@sett/http';
@@ -9,11 +11,17 @@ import { createPgPool } from '@sett/db';
 import { createBatchingProducer, createKafka } from '@sett/kafka';
 import { createCaptureApp } from './app';
 import { createProjectLoader } from './capture/project-store';
+import { parseWorkers, runPrimary, WORKER_READY } from './cluster';
 
 async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'capture' });
   if (config.kafkaBrokers.length === 0) throw new Error('KAFKA_BROKERS is not set');
+  const workers = parseWorkers(process.env.CAPTURE_WORKERS);
+  if (workers > 1 && cluster.isPrimary) {
+    runPrimary({ workers, logger });
+    return;
+  }
 
   const redis = createRedis({
     url: config.redisUrl,
@@ -57,8 +65,9 @@ async function main() {
     producer,
     registry: createMetricsRegistry('capture'),
   });
-  await startService({
-    name: 'capture',
+  const service = await startService({
+    // A worker's own "ready" line must not read as the whole service being ready.
+    name: cluster.isWorker ? 'capture worker' : 'capture',
     app,
     host: config.host,
     port: config.ports.capture,
@@ -66,7 +75,9 @@ async function main() {
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     closers: [() => producer.disconnect(), async () => void redis.disconnect(), () => pool.end()],
+    ...(cluster.isWorker ? { extra: { worker: cluster.worker?.id, pid: process.pid } } : {}),
   });
+  if (cluster.isWorker) process.send?.({ type: WORKER_READY, port: service.port });
 }
 
 main().catch((err) => {

@@ -1,0 +1,115 @@
+// CAPTURE_WORKERS=2: main.ts as a cluster primary with two worker processes sharing one port.
+// It says "capture ready" only once both workers listen, serves events through both, and on
+// SIGTERM every worker drains its in-flight request and flushes to Kafka before the primary exits 0.
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import readline from 'node:readline';
+import pg from 'pg';
+import { Kafka, logLevel } from 'kafkajs';
+import { startDevBroker, type DevBroker } from '@sett/devstack';
+import { TOPICS } from '@sett/kafka';
+import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
+
+jest.setTimeout(60_000);
+let broker: DevBroker;
+let db: TestDatabase;
+let token: string;
+
+beforeAll(async () => {
+  [broker, db] = await Promise.all([startDevBroker({ partitions: 2 }), createTestDatabase()]);
+  const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+  token = `phc_${uniqueName('wk')}`;
+  const { rows } = await pool.query<{ id: string }>(
+    `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'o', $1) RETURNING id`,
+    [uniqueName('o')],
+  );
+  await pool.query(
+    `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 't')`,
+    [rows[0]!.id, token],
+  );
+  await pool.end();
+}, 60_000);
+afterAll(async () => {
+  await broker?.stop();
+  await db?.drop();
+});
+
+it('runs two workers on one port, serves through both and drains both on SIGTERM', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.resolve(__dirname, '../src/main.ts')], {
+    env: {
+      ...process.env,
+      CAPTURE_PORT: '0',
+      CAPTURE_WORKERS: '2',
+      DATABASE_URL: db.url,
+      KAFKA_BROKERS: broker.bootstrap,
+      KAFKA_PRODUCER_LINGER_MS: '800',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const workerPids = new Set<number>();
+  try {
+    const port = await new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('capture did not start')), 30_000);
+      readline.createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (line.includes('"capture worker ready"'))
+          workerPids.add((JSON.parse(line) as { pid: number }).pid);
+        if (line.includes('"capture ready"')) {
+          clearTimeout(timer);
+          resolve((JSON.parse(line) as { port: number }).port);
+        }
+      });
+    });
+    expect(workerPids.size).toBe(2);
+
+    const id = uniqueName('wk');
+    const post = (event: string) =>
+      fetch(`http://127.0.0.1:${port}/e/`, {
+        method: 'POST',
+        // A new connection per request, so the primary hands them to both workers.
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        body: JSON.stringify({ api_key: token, event, distinct_id: id }),
+      });
+    const statuses = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => post(`e${i}`).then((r) => r.status)),
+    );
+    expect(statuses).toEqual(Array(20).fill(200));
+
+    const pending = post('drained');
+    // The event now sits in a worker's 800 ms linger window.
+    await new Promise((r) => setTimeout(r, 300));
+    child.kill('SIGTERM');
+    expect((await pending).status).toBe(200);
+    expect(await exited).toBe(0);
+
+    const kafka = new Kafka({
+      brokers: broker.brokers,
+      clientId: 'workers-test',
+      logLevel: logLevel.NOTHING,
+    });
+    const consumer = kafka.consumer({
+      groupId: uniqueName('wk'),
+      sessionTimeout: 3000,
+      heartbeatInterval: 300,
+      maxWaitTimeInMs: 200,
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [TOPICS.main], fromBeginning: true });
+    const events = new Set<string>();
+    await new Promise<void>((resolve) => {
+      void consumer.run({
+        eachMessage: async ({ message }) => {
+          const value = JSON.parse(message.value!.toString()) as { event: string; distinct_id: string };
+          if (value.distinct_id === id) events.add(value.event);
+          if (events.size === 21) resolve();
+        },
+      });
+    });
+    expect(events.has('drained')).toBe(true);
+    await consumer.disconnect();
+  } finally {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  }
+});
