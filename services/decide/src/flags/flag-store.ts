@@ -43,6 +43,11 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
   // Bumped by invalidate: a load that started before an invalidation must not be remembered.
   const generation = new Map<number, number>();
   const inflight = new Map<number, Promise<ProjectFlags>>();
+  // The last list built from Redis per project, with the values it was built from. When the
+  // local copy expires and Redis still holds the same bytes, the same definition objects are
+  // reused: evaluation's per-definition preparation and the response's per-object JSON
+  // fragments stay warm instead of being rebuilt every TTL.
+  const lastFromRedis = new Map<number, { flags: string; groupTypes: string; project: ProjectFlags }>();
 
   function remember(project: ProjectFlags, gen: number): ProjectFlags {
     if ((generation.get(project.teamId) ?? 0) === gen && opts.ttlMs > 0) {
@@ -94,13 +99,18 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
     redisKeys: (teamId) => [redisKeys.flags(teamId), redisKeys.groupTypes(teamId)],
     fromRedis(teamId, values) {
       const gen = generation.get(teamId) ?? 0;
+      const last = lastFromRedis.get(teamId);
+      if (last && last.flags === values[0] && last.groupTypes === values[1])
+        return remember(last.project, gen);
       const list = decodeFlagList<unknown>(values[0] ?? null);
       if (!list) return undefined;
       const groupTypes = decodeGroupTypes(values[1] ?? null);
       // Without its group type mapping the list is treated as a miss: the Postgres load writes
       // the mapping back (an empty one too), so this happens once per project, not per request.
       if (!groupTypes) return undefined;
-      return remember(prepareProjectFlags(teamId, list.flags, groupTypes), gen);
+      const project = prepareProjectFlags(teamId, list.flags, groupTypes);
+      lastFromRedis.set(teamId, { flags: values[0]!, groupTypes: values[1]!, project });
+      return remember(project, gen);
     },
     fromPostgres(teamId, writeBack) {
       // Concurrent misses for one project share one load instead of stampeding Postgres.
