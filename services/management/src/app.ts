@@ -21,6 +21,7 @@ import { projectRoutes } from './projects/project-routes';
 import { rateLimitMiddleware } from './rate-limit/rate-limit-middleware';
 import { TokenBucketLimiter } from './rate-limit/token-bucket';
 import { userRoutes } from './users/user-routes';
+import { createMemberCountCache } from './users/member-count-cache';
 import { createUserService } from './users/user-service';
 
 export interface ManagementConfig {
@@ -29,6 +30,8 @@ export interface ManagementConfig {
   publicUrl?: string;
   /** How long a key lookup is cached in process (default 5 s). */
   authCacheTtlMs?: number;
+  /** How long an organization's member count is cached in process (default 5 s; 0 = off). */
+  memberCountTtlMs?: number;
   /** Request body limit of the JSON parser (default 1 MB). */
   maxBodyBytes?: number;
 }
@@ -53,6 +56,7 @@ export function createManagementApp(deps: ManagementDeps): Express {
     registers: [registry],
   });
   const flags = createFeatureFlagService({ prisma, redis, logger });
+  const memberCounts = createMemberCountCache({ ttlMs: config.memberCountTtlMs });
 
   const api = express.Router();
   api.use('/api', express.json({ limit: config.maxBodyBytes ?? 1024 * 1024 }));
@@ -64,7 +68,7 @@ export function createManagementApp(deps: ManagementDeps): Express {
   const routers = [
     userRoutes({
       prisma,
-      users: createUserService(prisma, pool),
+      users: createUserService(prisma, pool, memberCounts),
       publicUrl,
       onUserChanged: () => authenticator.clear(),
     }),

@@ -248,14 +248,29 @@ test('TOTP setup, then backup codes: shown once, stored hashed, new codes invali
   expect((await call(h, 'GET', '/api/users/@me/start_2fa_setup/', aliceKey)).status).toBe(400);
 });
 
-test('DELETE removes the user (204) and its keys stop working', async () => {
+test('DELETE removes the user (204), its keys stop working and the cached member count drops at once', async () => {
+  // A fresh organization D (its count never read before): an admin and a leaving member.
+  const orgD = await h.prisma.organization.create({ data: { name: 'Org D', slug: `org-d-${Date.now()}` } });
+  const adminD = await h.prisma.user.create({
+    data: { email: 'admin@d.test', distinctId: 'admin-d', currentOrganizationId: orgD.id },
+  });
   const u = await h.prisma.user.create({ data: { email: 'leaving@a.test', distinctId: 'leaving' } });
+  for (const [userId, level] of [
+    [adminD.id, 8],
+    [u.id, 1],
+  ] as const)
+    await h.prisma.organizationMembership.create({ data: { organizationId: orgD.id, userId, level } });
   await h.prisma.organizationMembership.create({ data: { organizationId: f.orgA.id, userId: u.id } });
   const ownKey = await createKey(h.prisma, u.id, ['user:read']);
+  const adminDKey = await createKey(h.prisma, adminD.id, ['user:write']);
   expect((await call(h, 'GET', '/api/users/@me/', ownKey)).status).toBe(200);
-  const r = await call(h, 'DELETE', `/api/users/${u.uuid}/`, adminKey);
+  // Counted now and cached for org D.
+  expect((await call(h, 'GET', '/api/users/@me/', adminDKey)).body.organization.member_count).toBe('2');
+  const r = await call(h, 'DELETE', `/api/users/${u.uuid}/`, adminDKey);
   expect(r.status).toBe(204);
   expect(r.body).toBeUndefined();
   expect(await h.prisma.user.count({ where: { id: u.id } })).toBe(0);
   expect((await call(h, 'GET', '/api/users/@me/', ownKey)).status).toBe(401);
+  // The delete dropped org D's cached count: no waiting for the TTL.
+  expect((await call(h, 'GET', '/api/users/@me/', adminDKey)).body.organization.member_count).toBe('1');
 });

@@ -2,11 +2,13 @@
 // memberships, the visible organizations of those users (teams and member count for current
 // ones) and, for lists, the total count. Replaces 5–6 Prisma queries per request; the rows
 // feed buildUserViews, the same shaping as before (a test compares it with the old path).
-// Pages are ordered by users.id (primary key index), so OFFSET walks the index.
+// Pages are ordered by users.id (primary key index), so OFFSET walks the index. Member counts
+// of the viewer's organizations come from a short in-process cache (member-count-cache.ts).
 import type pg from 'pg';
 import type { Page } from '../pagination/pagination';
 import { isoMs, SqlParams } from '../read-sql';
 import { buildUserViews, type OrganizationViewRow, type UserJson, type UserViewRow } from './user-views';
+import type { MemberCountCache } from './member-count-cache';
 import type { Viewer } from './viewer';
 
 const TEAM_JSON = `json_build_object(
@@ -15,7 +17,9 @@ const TEAM_JSON = `json_build_object(
   'hasCompletedOnboardingFor', t.has_completed_onboarding_for, 'ingestedEvent', t.ingested_event,
   'isDemo', t.is_demo, 'timezone', t.timezone, 'accessControl', t.access_control)`;
 
-// Teams and member count only for organizations that are some listed user's current one.
+// Teams and member count only for organizations that are some listed user's current one; the
+// count comes from the in-process cache (CTE known) when fresh, else it is counted (COALESCE
+// evaluates the subquery only when the cache had nothing).
 const ORG_JSON = `json_build_object(
   'id', o.id, 'name', o.name, 'slug', o.slug, 'logoMediaId', o.logo_media_id,
   'createdAt', ${isoMs('o.created_at')}, 'updatedAt', ${isoMs('o.updated_at')},
@@ -25,8 +29,9 @@ const ORG_JSON = `json_build_object(
   'isAiDataProcessingApproved', o.is_ai_data_processing_approved,
   'teams', CASE WHEN o.id IN (SELECT id FROM cur) THEN
     (SELECT coalesce(json_agg(${TEAM_JSON} ORDER BY t.id), '[]') FROM teams t WHERE t.organization_id = o.id) END,
-  'memberCount', CASE WHEN o.id IN (SELECT id FROM cur) THEN
-    (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id) END)`;
+  'memberCount', CASE WHEN o.id IN (SELECT id FROM cur) THEN coalesce(
+    (SELECT k.n FROM known k WHERE k.id = o.id),
+    (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)) END)`;
 
 // has_password as before: Boolean(password), so an empty string counts as none.
 const USER_JSON = `json_build_object(
@@ -61,6 +66,7 @@ interface ReadRow {
  */
 function statement(
   viewer: Viewer,
+  known: ReadonlyMap<string, number>,
   p: SqlParams,
   where: string,
   limit: number,
@@ -74,6 +80,8 @@ WITH page AS MATERIALIZED (
 ), mem AS MATERIALIZED (
   SELECT m.user_id, m.organization_id, m.level, m.joined_at, m.id
   FROM organization_memberships m WHERE m.user_id IN (SELECT id FROM page)
+), known AS (
+  SELECT * FROM unnest(${p.add([...known.keys()])}::uuid[], ${p.add([...known.values()])}::int[]) AS k(id, n)
 ), cur AS (
   SELECT DISTINCT current_organization_id AS id FROM page WHERE current_organization_id IS NOT NULL
 )
@@ -95,7 +103,45 @@ function toRows(raw: ReadRow): { users: UserViewRow[]; orgs: OrganizationViewRow
   };
 }
 
-export function createUserReadStore(pool: pg.Pool) {
+/**
+ * Fresh cached member counts the statement may use: those of the viewer's organizations (for
+ * a member, every organization it can see; staff looking at other organizations count them).
+ */
+function knownCounts(viewer: Viewer, memberCounts: MemberCountCache | undefined) {
+  return memberCounts ? memberCounts.known(viewer.levels.keys()) : new Map<string, number>();
+}
+
+/** Caches the counts the statement computed (the ones it did not get from the cache). */
+function storeCounts(
+  memberCounts: MemberCountCache | undefined,
+  generation: number,
+  known: ReadonlyMap<string, number>,
+  orgs: readonly RawOrg[],
+) {
+  if (!memberCounts) return;
+  const counted: [string, number][] = [];
+  for (const o of orgs) if (o.memberCount !== null && !known.has(o.id)) counted.push([o.id, o.memberCount]);
+  if (counted.length) memberCounts.store(generation, counted);
+}
+
+export function createUserReadStore(pool: pg.Pool, memberCounts?: MemberCountCache) {
+  /** The statement for `where` (its parameters already in p), member counts from the cache. */
+  async function run(
+    viewer: Viewer,
+    p: SqlParams,
+    where: string,
+    limit: number,
+    offset: number,
+    withCount: boolean,
+  ) {
+    const generation = memberCounts?.generation() ?? 0;
+    const known = knownCounts(viewer, memberCounts);
+    const sql = statement(viewer, known, p, where, limit, offset, withCount);
+    const raw = (await pool.query<ReadRow>(sql, p.values)).rows[0]!;
+    storeCounts(memberCounts, generation, known, raw.orgs);
+    return raw;
+  }
+
   return {
     /** Users the viewer can see (staff: all), optionally by is_staff, ordered by id. */
     async list(
@@ -112,8 +158,7 @@ export function createUserReadStore(pool: pg.Pool) {
       }
       if (isStaff !== undefined) conditions.push(`u.is_staff = ${p.add(isStaff)}`);
       const where = conditions.length ? conditions.join(' AND ') : 'true';
-      const sql = statement(viewer, p, where, page.limit, page.offset, true);
-      const raw = (await pool.query<ReadRow>(sql, p.values)).rows[0]!;
+      const raw = await run(viewer, p, where, page.limit, page.offset, true);
       const { users, orgs } = toRows(raw);
       return { count: raw.count ?? 0, results: buildUserViews(viewer, users, orgs) };
     },
@@ -128,8 +173,7 @@ export function createUserReadStore(pool: pg.Pool) {
     ): Promise<{ row: UserViewRow; json: UserJson } | undefined> {
       const p = new SqlParams();
       const where = 'id' in by ? `u.id = ${p.add(by.id)}` : `u.uuid = ${p.add(by.uuid)}::uuid`;
-      const sql = statement(viewer, p, where, 1, 0, false);
-      const { users, orgs } = toRows((await pool.query<ReadRow>(sql, p.values)).rows[0]!);
+      const { users, orgs } = toRows(await run(viewer, p, where, 1, 0, false));
       const row = users[0];
       return row ? { row, json: buildUserViews(viewer, [row], orgs)[0]! } : undefined;
     },

@@ -11,6 +11,7 @@ import { generateBackupCode, hashBackupCode, hashPassword, verifyPassword } from
 import type { Page } from '../pagination/pagination';
 import { isUuid } from '../validate';
 import type { ScenePersonalisationBody, UserUpdateBody } from './user-schemas';
+import type { MemberCountCache } from './member-count-cache';
 import { createUserReadStore } from './user-read-store';
 import { userInclude, type UserRow } from './user-views';
 import { canSeeUser, canWriteUser, type Viewer } from './viewer';
@@ -18,8 +19,8 @@ import { canSeeUser, canWriteUser, type Viewer } from './viewer';
 export const BACKUP_CODE_COUNT = 10;
 const TOTP_ISSUER = 'Sett';
 
-export function createUserService(prisma: PrismaClient, pool: pg.Pool) {
-  const reads = createUserReadStore(pool);
+export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCounts?: MemberCountCache) {
+  const reads = createUserReadStore(pool, memberCounts);
 
   /** The user behind a path segment (uuid or @me), or 404 when unknown or not visible. */
   async function find(viewer: Viewer, idOrMe: string): Promise<UserRow> {
@@ -186,6 +187,8 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool) {
     async remove(viewer: Viewer, idOrMe: string) {
       const user = await findWritable(viewer, idOrMe);
       await prisma.user.delete({ where: { id: user.id } });
+      // Its memberships went with it (cascade): those organizations' member counts changed.
+      memberCounts?.invalidate(user.memberships.map((m) => m.organizationId));
     },
 
     async hedgehogConfig(viewer: Viewer, idOrMe: string) {
