@@ -183,4 +183,38 @@ test('a project created after the caller context was cached is readable at once'
   const r = await call(h, 'GET', `/api/projects/${team.id}/early_access_feature/`, alice!.key);
   expect(r.status).toBe(200);
   expect(r.body).toEqual({ count: 0, next: null, previous: null, results: [] });
+  // The other read routes deciding from the cached context fall back to the database alike.
+  const empty = { count: 0, next: null, previous: null, results: [] };
+  expect((await call(h, 'GET', `/api/projects/${team.id}/feature_flags/`, alice!.key)).body).toEqual(empty);
+  expect((await call(h, 'GET', `/api/projects/${team.id}/persons/`, alice!.key)).body).toEqual(empty);
+  expect((await call(h, 'GET', `/api/projects/${team.id}/events/`, alice!.key)).body).toEqual({
+    next: null,
+    previous: null,
+    results: [],
+  });
+  const one = await call(h, 'GET', `/api/projects/${team.id}/`, alice!.key);
+  expect(one.status).toBe(200);
+  expect(one.body).toMatchObject({ id: team.id, name: 'A third project', organization: f.orgA.id });
+  const list = await call(h, 'GET', '/api/projects/?limit=1000', alice!.key);
+  expect(list.body.results.map((t: { id: number }) => t.id)).toContain(team.id);
+});
+
+test('project reads from the cached context: same projects as membership in the database, 404 elsewhere', async () => {
+  for (const c of callers) {
+    const viewer = await viewerFor(c.id);
+    const teams = await h.prisma.team.findMany({
+      where: { organizationId: { in: [...viewer.levels.keys()] } },
+      orderBy: { id: 'asc' },
+    });
+    const list = await call(h, 'GET', '/api/projects/', c.key);
+    expect(list.body.count).toBe(teams.length);
+    expect(list.body.results.map((t: { id: number }) => t.id)).toEqual(teams.map((t) => t.id));
+    const all = await h.prisma.team.findMany();
+    for (const t of all) {
+      const member = viewer.levels.has(t.organizationId);
+      for (const path of [`/api/projects/${t.id}/`, `/api/projects/${t.id}/feature_flags/`]) {
+        expect([path, (await call(h, 'GET', path, c.key)).status]).toEqual([path, member ? 200 : 404]);
+      }
+    }
+  }
 });

@@ -7,7 +7,7 @@ import type { PrismaClient } from '@sett/db';
 import { ValidationError } from '@sett/http';
 import { authOf, requireScope } from '../auth/auth-context';
 import { decodeCursor, encodeCursor, pageRequestInfo, pageUrl, parsePage } from '../pagination/pagination';
-import { resolveProject } from '../projects/project-access';
+import { resolveReadableProjectId } from '../projects/project-access';
 import { listEvents, personsByDistinctId, type EventFilters } from './event-store';
 
 function stringParam(raw: unknown, name: string): string | undefined {
@@ -40,7 +40,7 @@ export function eventRoutes({
   router.get('/api/projects/:projectId/events/', async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'project:read');
-    const team = await resolveProject(prisma, auth, req.params.projectId);
+    const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
     if (req.query.offset !== undefined)
       throw new ValidationError(
         'The events list uses cursor pagination: follow next instead of offset.',
@@ -56,9 +56,9 @@ export function eventRoutes({
       cursor: decodeCursor(req.query.cursor),
     };
     // One row more than the page tells whether a next page exists without counting.
-    const rows = await listEvents(pool, team.id, filters, limit + 1);
+    const rows = await listEvents(pool, teamId, filters, limit + 1);
     const page = rows.slice(0, limit);
-    const persons = await personsByDistinctId(pool, team.id, [...new Set(page.map((r) => r.distinct_id))]);
+    const persons = await personsByDistinctId(pool, teamId, [...new Set(page.map((r) => r.distinct_id))]);
     const last = page[page.length - 1];
     const next =
       rows.length > limit && last

@@ -1,11 +1,12 @@
 // /api/projects/:project_id/feature_flags/: list and retrieve (feature_flag:read), create,
-// PATCH and DELETE (feature_flag:write; DELETE is a soft delete, 204).
+// PATCH and DELETE (feature_flag:write; DELETE is a soft delete, 204). Reads check the project
+// against the cached key context; writes always against the database.
 import express, { type Router } from 'express';
 import type { PrismaClient } from '@sett/db';
 import { NotFoundError } from '@sett/http';
 import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
-import { resolveProject } from '../projects/project-access';
+import { resolveProject, resolveReadableProjectId } from '../projects/project-access';
 import { parseIntId, validateBody } from '../validate';
 import { validateFeatureFlagCreate, validateFeatureFlagUpdate } from './feature-flag-schemas';
 import type { FeatureFlagService } from './feature-flag-service';
@@ -32,9 +33,9 @@ export function featureFlagRoutes({
   router.get(BASE, async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'feature_flag:read');
-    const team = await resolveProject(prisma, auth, req.params.projectId);
+    const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
     const page = parsePage(req.query);
-    const { count, results } = await flags.list(team.id, page);
+    const { count, results } = await flags.list(teamId, page);
     res.json(envelope(pageRequestInfo(req, publicUrl), page, count, results));
   });
   router.post(BASE, async (req, res) => {
@@ -47,8 +48,8 @@ export function featureFlagRoutes({
   router.get(`${BASE}:id/`, async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'feature_flag:read');
-    const team = await resolveProject(prisma, auth, req.params.projectId);
-    res.json(await flags.retrieve(team.id, flagId(req.params.id)));
+    const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
+    res.json(await flags.retrieve(teamId, flagId(req.params.id)));
   });
   router.patch(`${BASE}:id/`, async (req, res) => {
     const auth = authOf(res);

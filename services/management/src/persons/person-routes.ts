@@ -7,7 +7,7 @@ import type { PrismaClient } from '@sett/db';
 import { ValidationError } from '@sett/http';
 import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
-import { resolveProject } from '../projects/project-access';
+import { resolveReadableProjectId } from '../projects/project-access';
 
 interface PersonRow {
   uuid: string;
@@ -31,7 +31,7 @@ export function personRoutes({
   router.get('/api/projects/:projectId/persons/', async (req, res) => {
     const auth = authOf(res);
     requireScope(auth, 'project:read');
-    const team = await resolveProject(prisma, auth, req.params.projectId);
+    const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
     const page = parsePage(req.query);
     const distinctId = req.query.distinct_id;
     if (distinctId !== undefined && typeof distinctId !== 'string')
@@ -39,7 +39,7 @@ export function personRoutes({
     const filter = distinctId
       ? 'AND p.id = (SELECT person_id FROM person_distinct_ids WHERE team_id = $1 AND distinct_id = $2)'
       : '';
-    const params: unknown[] = distinctId ? [team.id, distinctId] : [team.id];
+    const params: unknown[] = distinctId ? [teamId, distinctId] : [teamId];
     const [countResult, rowsResult] = await Promise.all([
       pool.query<{ count: string }>(
         `SELECT count(*) AS count FROM persons p WHERE p.team_id = $1 ${filter}`,
