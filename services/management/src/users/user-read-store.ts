@@ -88,10 +88,10 @@ WITH page AS MATERIALIZED (
 SELECT
   ${withCount ? `(SELECT count(*)::int FROM users u WHERE ${where})` : 'NULL'} AS count,
   (SELECT coalesce(json_agg(${USER_JSON} ORDER BY u.id), '[]')
-     FROM page u LEFT JOIN (
-       SELECT user_id, json_agg(json_build_object('organizationId', organization_id, 'level', level)
-                                ORDER BY joined_at, id) AS list
-       FROM mem GROUP BY user_id) mm ON mm.user_id = u.id) AS users,
+     FROM page u LEFT JOIN LATERAL (
+       SELECT json_agg(json_build_object('organizationId', organization_id, 'level', level)
+                       ORDER BY joined_at, id) AS list
+       FROM mem WHERE mem.user_id = u.id) mm ON true) AS users,
   (SELECT coalesce(json_agg(${ORG_JSON}), '[]') FROM organizations o
      WHERE (o.id IN (SELECT organization_id FROM mem) OR o.id IN (SELECT id FROM cur)) AND ${orgVisible}) AS orgs`;
 }
