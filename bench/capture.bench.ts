@@ -131,7 +131,7 @@ export async function run(): Promise<boolean> {
     );
     const avgEventBytes = batchBodies.reduce((s, b) => s + b.length, 0) / (BODIES * BATCH_SIZE);
     process.stdout.write(
-      `events ~${Math.round(avgEventBytes)} bytes, batch bodies ~${Math.round(batchBodies[0]!.length / 1024)} KB, ${SECONDS} s per run, capture workers: ${process.env.CAPTURE_WORKERS || '1'}\n`,
+      `events ~${Math.round(avgEventBytes)} bytes, batch bodies ~${Math.round(batchBodies[0]!.length / 1024)} KB, ${SECONDS} s per run, capture workers: ${process.env.CAPTURE_WORKERS || '1'}, linger: ${process.env.KAFKA_PRODUCER_LINGER_MS || 'default'} ms\n`,
     );
     const rotate = (bodies: string[]) => {
       let i = 0;
@@ -175,7 +175,10 @@ export async function run(): Promise<boolean> {
       `${ratioLine('batch path', capBatch.rps * BATCH_SIZE, baseBatch.rps * BATCH_SIZE, 'events/s')}\n`,
     );
     process.stdout.write(`${ratioLine('single-event path', capSingle.rps, baseSingle.rps, 'req/s')}\n`);
-    process.stdout.write(`events acknowledged by Kafka (capture metrics): ${fmt(accepted)}\n`);
+    const workers = process.env.CAPTURE_WORKERS || '1';
+    process.stdout.write(
+      `events acknowledged by Kafka (capture metrics${workers === '1' ? '' : ', one worker of several'}): ${fmt(accepted)}\n`,
+    );
 
     const batchEps = capBatch.rps * BATCH_SIZE;
     const checks: Array<[string, boolean]> = [
