@@ -136,6 +136,8 @@ export function loadConfig(env: Env = process.env) {
       maxInflateRatio: int(env, 'CAPTURE_MAX_INFLATE_RATIO', 5, 1, 100),
       overflowRatePerSecond: num(env, 'CAPTURE_OVERFLOW_RATE', 100, 0),
       overflowBurst: num(env, 'CAPTURE_OVERFLOW_BURST', 1000, 1),
+      /** Processes serving capture (node:cluster, sharing the port); "auto" = one per core. */
+      workers: workers(env, 'CAPTURE_WORKERS', 1),
       overflowEnabled: oneOf(env, 'CAPTURE_OVERFLOW_ENABLED', 'true', ['true', 'false']) === 'true',
       tokenCacheTtlMs: int(env, 'TOKEN_CACHE_TTL_MS', 30_000, 0, 3_600_000),
     },

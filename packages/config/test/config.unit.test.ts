@@ -57,6 +57,8 @@ describe('loadConfig', () => {
     ['KAFKA_BROKERS', 'localhost'],
     ['CAPTURE_MAX_BODY_BYTES', '-5'],
     ['INGESTION_TOPICS', 'main,bogus'],
+    ['CAPTURE_WORKERS', 'two'],
+    ['CAPTURE_WORKERS', '0'],
   ])('rejects %s=%s naming the variable', (name, value) => {
     let caught: unknown;
     try {

@@ -15,3 +15,4 @@ export { errorMiddleware, notFoundHandler, sendError, toSettError } from './erro
 export { createMetricsRegistry, httpMetricsMiddleware, prom } from './metrics';
 export { createServiceApp, startService } from './service';
 export type { ServiceAppOptions, StartOptions, RunningService, ReadinessCheck } from './service';
+export { resolveWorkers, notifyWorkerReady, runClusterPrimary } from './cluster';

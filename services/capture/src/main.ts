@@ -5,21 +5,26 @@
 import cluster from 'node:cluster';
 import { loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
-import { createMetricsRegistry, startService } from '@sett/http';
+import {
+  createMetricsRegistry,
+  startService,
+  notifyWorkerReady,
+  resolveWorkers,
+  runClusterPrimary,
+} from '@sett/http';
 import { createRedis, createTokenResolver } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { createBatchingProducer, createKafka } from '@sett/kafka';
 import { createCaptureApp } from './app';
 import { createProjectLoader } from './capture/project-store';
-import { parseWorkers, runPrimary, WORKER_READY } from './cluster';
 
 async function main() {
   const config = loadConfigOrExit();
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'capture' });
   if (config.kafkaBrokers.length === 0) throw new Error('KAFKA_BROKERS is not set');
-  const workers = parseWorkers(process.env.CAPTURE_WORKERS);
+  const workers = resolveWorkers(config.capture.workers);
   if (workers > 1 && cluster.isPrimary) {
-    runPrimary({ workers, logger });
+    runClusterPrimary({ name: 'capture', workers, logger });
     return;
   }
 
@@ -77,7 +82,7 @@ async function main() {
     closers: [() => producer.disconnect(), async () => void redis.disconnect(), () => pool.end()],
     ...(cluster.isWorker ? { extra: { worker: cluster.worker?.id, pid: process.pid } } : {}),
   });
-  if (cluster.isWorker) process.send?.({ type: WORKER_READY, port: service.port });
+  notifyWorkerReady(service.port);
 }
 
 main().catch((err) => {

@@ -3,7 +3,6 @@ import { TOPICS, type CaptureMessage } from '@sett/kafka';
 import { checkTokenShape, unpackBody } from '../src/events/unpack-body';
 import { clientIp, parseSentAt, toMessage, type RequestContext } from '../src/events/to-message';
 import { routeMessage } from '../src/routing/route-events';
-import { parseWorkers } from '../src/cluster';
 import { createKeyLimiter } from '../src/routing/token-bucket';
 
 const ctx: RequestContext = {
@@ -186,17 +185,5 @@ describe('routeMessage', () => {
 
   it('never overflows without a limiter', () => {
     expect(routeMessage(m(false), 'v', null).topic).toBe(TOPICS.main);
-  });
-});
-
-describe('parseWorkers (CAPTURE_WORKERS)', () => {
-  it('defaults to one process, takes a count or auto, and refuses anything else', () => {
-    expect(parseWorkers(undefined, 8)).toBe(1);
-    expect(parseWorkers('', 8)).toBe(1);
-    expect(parseWorkers('3', 8)).toBe(3);
-    expect(parseWorkers(' AUTO ', 8)).toBe(8);
-    expect(parseWorkers('auto', 0)).toBe(1);
-    for (const bad of ['0', '-1', '1.5', 'two', '1000'])
-      expect(() => parseWorkers(bad, 8)).toThrow(/CAPTURE_WORKERS/);
   });
 });

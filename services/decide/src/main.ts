@@ -5,11 +5,16 @@
 import cluster from 'node:cluster';
 import { loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
-import { createMetricsRegistry, startService } from '@sett/http';
+import {
+  createMetricsRegistry,
+  notifyWorkerReady,
+  resolveWorkers,
+  runClusterPrimary,
+  startService,
+} from '@sett/http';
 import { createPgPool } from '@sett/db';
 import { createRedis } from '@sett/cache';
 import { createDecideApp } from './app';
-import { resolveWorkers, runPrimary } from './cluster';
 import { noGeoIp, openGeoIp } from './geoip/geoip';
 
 async function main() {
@@ -17,7 +22,7 @@ async function main() {
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'decide' });
   const workers = resolveWorkers(config.decide.workers);
   if (workers > 1 && cluster.isPrimary) {
-    runPrimary({ workers, logger });
+    runClusterPrimary({ name: 'decide', workers, logger });
     return;
   }
   const pool = createPgPool({
@@ -44,8 +49,9 @@ async function main() {
       maxBodyBytes: config.decide.maxBodyBytes,
     },
   });
-  await startService({
-    name: 'decide',
+  const service = await startService({
+    // A worker's own "ready" line must not read as the whole service being ready.
+    name: cluster.isWorker ? 'decide worker' : 'decide',
     app: decide.app,
     host: config.host,
     port: config.ports.decide,
@@ -62,6 +68,7 @@ async function main() {
       },
     ],
   });
+  notifyWorkerReady(service.port);
 }
 
 main().catch((err) => {

@@ -61,7 +61,8 @@ it('serves decide from two workers and stops them all on SIGTERM', async () => {
       for (const s of [child.stdout!, child.stderr!]) {
         readline.createInterface({ input: s }).on('line', (l) => {
           lines.push(l);
-          if (lines.filter((x) => x.includes('decide ready')).length === 2) {
+          const workersReady = lines.filter((x) => x.includes('"message":"decide worker ready"')).length;
+          if (workersReady === 2 && lines.some((x) => x.includes('"message":"decide ready"'))) {
             clearTimeout(timer);
             resolve();
           }
@@ -70,7 +71,7 @@ it('serves decide from two workers and stops them all on SIGTERM', async () => {
     });
     const workerIds = new Set(
       lines
-        .filter((l) => l.includes('decide ready'))
+        .filter((l) => l.includes('"message":"decide worker ready"'))
         .map((l) => (JSON.parse(l) as { worker?: number }).worker),
     );
     expect(workerIds.size).toBe(2);
@@ -89,6 +90,6 @@ it('serves decide from two workers and stops them all on SIGTERM', async () => {
     child.kill('SIGTERM');
   }
   expect(await exited).toBe(0);
-  expect(lines.some((l) => l.includes('decide primary stopped'))).toBe(true);
-  expect(lines.filter((l) => l.includes('decide stopped')).length).toBe(2);
+  expect(lines.some((l) => l.includes('"message":"decide stopped"'))).toBe(true);
+  expect(lines.filter((l) => l.includes('"message":"decide worker stopped"')).length).toBe(2);
 });

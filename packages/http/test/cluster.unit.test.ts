@@ -1,4 +1,4 @@
-import { resolveWorkers } from '../src/cluster';
+import { resolveWorkers } from '../src';
 
 describe('resolveWorkers', () => {
   it('takes a count as given and auto as the cores available', () => {
