@@ -121,7 +121,9 @@ export function loadConfig(env: Env = process.env) {
     /** Empty means "not configured": the local start script launches the development broker. */
     kafkaBrokers: brokers(env, 'KAFKA_BROKERS'),
     kafka: {
-      lingerMs: int(env, 'KAFKA_PRODUCER_LINGER_MS', 5, 0, 1000),
+      // Short: under load, messages also gather while the previous produce request is in flight, so
+      // batches grow with load; the linger only delays the first message after a quiet spell.
+      lingerMs: int(env, 'KAFKA_PRODUCER_LINGER_MS', 1, 0, 1000),
       batchMaxMessages: int(env, 'KAFKA_PRODUCER_BATCH_MAX_MESSAGES', 2000, 1, 100000),
       sendTimeoutMs: int(env, 'KAFKA_PRODUCER_SEND_TIMEOUT_MS', 10000, 100, 600000),
       messageMaxBytes: int(env, 'KAFKA_MESSAGE_MAX_BYTES', 1_000_000, 1024, 100 * 1024 * 1024),
