@@ -16,3 +16,5 @@ export { createMetricsRegistry, httpMetricsMiddleware, prom } from './metrics';
 export { createServiceApp, startService } from './service';
 export type { ServiceAppOptions, StartOptions, RunningService, ReadinessCheck } from './service';
 export { resolveWorkers, notifyWorkerReady, runClusterPrimary } from './cluster';
+export { decodeBody } from './body-decoding';
+export type { EncodedBody, DecodeLimits } from './body-decoding';

@@ -8,6 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Router } from 'express';
 import {
   AuthenticationError,
+  decodeBody,
   MethodNotAllowedError,
   PayloadTooLargeError,
   ServiceUnavailableError,
@@ -16,7 +17,6 @@ import { encodeCaptureMessage, ProduceError, type ProducerMessage } from '@sett/
 import type { Logger } from '@sett/logger';
 import type { TokenResolver, ProjectRef } from '@sett/cache';
 import { readRawBody } from '../body/read-body';
-import { decodeBody } from '../body/decode-body';
 import { checkTokenShape, INVALID_API_KEY_DETAIL, unpackBody } from '../events/unpack-body';
 import { clientIp, parseSentAt, toMessage, type RequestContext } from '../events/to-message';
 import { routeMessage } from '../routing/route-events';

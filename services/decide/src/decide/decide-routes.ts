@@ -46,7 +46,7 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
     const shape = responseShape(endpoint, req.version);
     let outcome = 'ok';
     try {
-      const body = decodeDecideBody({
+      const body = await decodeDecideBody({
         body: req.body,
         contentType: req.headers['content-type'],
         compression: typeof req.compression === 'string' ? req.compression : undefined,

@@ -1,11 +1,12 @@
-// Turns the raw bytes of a capture request into a JSON value, the way PostHog's SDKs send them:
-// plain JSON (application/json or text/plain), gzip (Content-Encoding: gzip, ?compression=gzip-js,
-// or gzip magic bytes), lz-string base64 (`compression=lz64`, usually as a `data=` form field),
-// and plain base64 `data=` form fields, and JSON sent as a form (curl -d). Inflation is capped so a zip bomb cannot exhaust memory.
+// Turns the raw bytes of a public request (capture, decide) into a JSON value, the way PostHog's
+// SDKs send them: plain JSON (application/json or text/plain), gzip (Content-Encoding: gzip,
+// ?compression=gzip-js, or gzip magic bytes), lz-string base64 (`compression=lz64`, usually as a
+// `data=` form field), plain base64 (`data=` form fields, or a bare base64 body), and JSON sent
+// as a form (curl -d). Inflation is capped so a zip bomb cannot exhaust memory.
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
 import { decompressFromBase64 } from 'lz-string';
-import { PayloadTooLargeError, ValidationError } from '@sett/http';
+import { PayloadTooLargeError, ValidationError } from './errors';
 
 const gunzipAsync = promisify(gunzip) as (buf: Buffer, opts: { maxOutputLength: number }) => Promise<Buffer>;
 
@@ -68,6 +69,11 @@ function decodeBase64(data: string): string {
   return Buffer.from(trimmed, 'base64').toString('utf8');
 }
 
+function looksLikeJson(text: string): boolean {
+  const first = text.trimStart()[0];
+  return first === '{' || first === '[';
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -76,7 +82,7 @@ function parseJson(text: string): unknown {
   }
 }
 
-/** The decoded JSON value of a capture request body. Throws 400 / 413 SettErrors. */
+/** The decoded JSON value of a request body. Throws 400 / 413 SettErrors. */
 export async function decodeBody(body: EncodedBody, limits: DecodeLimits): Promise<unknown> {
   let buf = body.raw;
   if (buf.length === 0)
@@ -118,6 +124,9 @@ export async function decodeBody(body: EncodedBody, limits: DecodeLimits): Promi
       compression === 'lz64' || compression === 'lz-string' ? decodeLz64(data, limits) : decodeBase64(data);
   } else if (compression === 'lz64' || compression === 'lz-string') {
     text = decodeLz64(text.trim(), limits);
+  } else if (compression === 'base64' || !looksLikeJson(text)) {
+    // Browser SDKs may post a bare base64 body (compression=base64, or no hint at all).
+    text = decodeBase64(text);
   }
   return parseJson(text);
 }

@@ -1,7 +1,6 @@
 import { gzipSync } from 'node:zlib';
 import { compressToBase64 } from 'lz-string';
-import { PayloadTooLargeError, ValidationError } from '@sett/http';
-import { decodeBody, type EncodedBody } from '../src/body/decode-body';
+import { decodeBody, PayloadTooLargeError, ValidationError, type EncodedBody } from '../src';
 
 const limits = { maxInflatedBytes: 100_000 };
 const payload = { api_key: 'phc_x', event: 'e', distinct_id: 'd', properties: { s: 'a+b/c' } };
