@@ -2,6 +2,7 @@
 // project is bootstrapped on an empty database, an event and a flag evaluation go through the
 // edge, and SIGINT stops every process the script started.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
@@ -29,12 +30,13 @@ function processInfo(pid: number): string {
   }
 }
 
-function alive(pid: number): boolean {
+/** A process's identity: its pid and start time. Pids are reused quickly on a busy machine. */
+function startTime(pid: number): string | null {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -121,6 +123,8 @@ describe('pnpm start (scripts/start.ts)', () => {
       .map(Number);
     expect(pids.length).toBeGreaterThanOrEqual(5); // four services and the broker
 
+    const started = new Map(pids.map((pid) => [pid, startTime(pid)]));
+    const alive = (pid: number) => startTime(pid) !== null && startTime(pid) === started.get(pid);
     const exited = new Promise<number | null>((resolve) => child!.once('exit', (code) => resolve(code)));
     child.kill('SIGINT');
     expect(await exited).toBe(0);
