@@ -1,17 +1,25 @@
 // The Kafka dev broker launcher: it starts, serves the Kafka protocol with Sett's topics,
 // injects faults on command, and stop() really ends the process.
+import fs from 'node:fs';
 import { Kafka, logLevel } from 'kafkajs';
 import { startDevBroker } from '../src';
 
 jest.setTimeout(60000);
 
-const isAlive = (pid: number): boolean => {
+// A pid plus its start time names one process: pids are reused quickly on a busy machine.
+const startTime = (pid: number): string | null => {
   try {
-    process.kill(pid, 0);
-    return true;
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
   } catch {
-    return false;
+    return null;
   }
+};
+const seen = new Map<number, string | null>();
+const isAlive = (pid: number): boolean => {
+  if (!seen.has(pid)) seen.set(pid, startTime(pid));
+  const now = startTime(pid);
+  return now !== null && now === seen.get(pid);
 };
 
 it('starts with the four topics, carries a message through a consumer group, and stop() ends it', async () => {
