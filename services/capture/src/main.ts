@@ -38,6 +38,7 @@ async function main() {
     databaseUrl: config.databaseUrl,
     max: Math.min(config.databasePoolSize, 4),
     applicationName: 'sett-capture',
+    onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   pool.on('error', (err) => logger.warn('postgres pool error', { err: err.message }));
   const tokenResolver = createTokenResolver({

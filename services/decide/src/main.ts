@@ -29,6 +29,7 @@ async function main() {
     databaseUrl: config.databaseUrl,
     max: config.databasePoolSize,
     applicationName: 'sett-decide',
+    onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   const onRedisError = (err: Error) => logger.warn('redis error', { err: err.message });
   const redis = createRedis({ url: config.redisUrl, name: 'sett-decide', onError: onRedisError });

@@ -18,6 +18,7 @@ async function main() {
     databaseUrl: config.databaseUrl,
     max: config.databasePoolSize,
     applicationName: 'sett-ingestion',
+    onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   // An idle client losing its connection (Postgres restarting) must not crash the process;
   // the batch that next uses the pool fails and is retried.

@@ -15,6 +15,7 @@ async function main() {
     databaseUrl: config.databaseUrl,
     max: config.databasePoolSize,
     applicationName: 'sett-management',
+    onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   const redis = createRedis({
     url: config.redisUrl,
