@@ -45,7 +45,15 @@ export async function startHarness(config: Partial<ManagementConfig> = {}): Prom
     registry: createMetricsRegistry('management'),
     config: { rateLimitPerMinute: 100_000, ...config },
   });
-  const service = await startService({ name: 'management', app, host: '127.0.0.1', port: 0, logger });
+  // A short drain: a test must not wait out the production shutdown timeout on a lingering socket.
+  const service = await startService({
+    name: 'management',
+    app,
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    shutdownTimeoutMs: 2000,
+  });
   const url = `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`;
   return {
     url,
