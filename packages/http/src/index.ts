@@ -18,3 +18,4 @@ export type { ServiceAppOptions, StartOptions, RunningService, ReadinessCheck } 
 export { resolveWorkers, notifyWorkerReady, runClusterPrimary } from './cluster';
 export { decodeBody } from './body-decoding';
 export type { EncodedBody, DecodeLimits } from './body-decoding';
+export { setCorsHeaders, corsMiddleware } from './cors';

@@ -1,7 +1,7 @@
 // Builds the capture HTTP app from its dependencies, so tests run the real thing in-process
 // (port 0, real Redis, Postgres and broker) and main.ts only wires clients and starts it.
 import type { RequestListener } from 'node:http';
-import { createServiceApp } from '@sett/http';
+import { createServiceApp, corsMiddleware } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { Config } from '@sett/config';
 import type { TokenResolver } from '@sett/cache';
@@ -10,7 +10,6 @@ import type { Registry } from 'prom-client';
 import { createCaptureHandler, createCaptureRouter, type CaptureProducer } from './capture/capture-routes';
 import { createCaptureFastPath } from './capture/capture-fast-path';
 import { createCaptureMetrics } from './capture/capture-metrics';
-import { corsMiddleware } from './capture/cors';
 import { createKeyLimiter } from './routing/token-bucket';
 
 export type CaptureAppDeps = {
@@ -52,7 +51,8 @@ export function createCaptureApp(deps: CaptureAppDeps): RequestListener {
     name: 'capture',
     logger: deps.logger,
     registry: deps.registry,
-    before: [corsMiddleware],
+    // PostHog's capture answers preflights with 200 (decide with 204); SDKs accept either.
+    before: [corsMiddleware({ preflightStatus: 200 })],
     readiness: {
       kafka: async () => {
         if (!deps.producer.isConnected()) throw new Error('producer not connected');

@@ -5,11 +5,10 @@
 // case-insensitive matching accepts) goes to the Express app. Both paths set the same CORS
 // headers, count the same HTTP metrics and write errors with the same sendError.
 import type { RequestListener } from 'node:http';
-import { sendError } from '@sett/http';
+import { sendError, setCorsHeaders } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { Counter, Histogram, Registry } from 'prom-client';
 import { CAPTURE_PATHS, type CaptureHandler, type CapturePath } from './capture-routes';
-import { setCorsHeaders } from './cors';
 
 const ROUTES = new Map<string, CapturePath>(
   CAPTURE_PATHS.flatMap((p) => [[p, p] as const, [`${p}/`, p] as const]),

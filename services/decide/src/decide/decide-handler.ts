@@ -5,9 +5,8 @@
 // inflates it) and paths only Express's case-insensitive matching accepts. Answers (bodies,
 // headers, errors) are the same on both paths: both call the same `answer` and error writer.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
-import { PayloadTooLargeError, sendError } from '@sett/http';
+import { PayloadTooLargeError, sendError, setCorsHeaders } from '@sett/http';
 import type { Logger } from '@sett/logger';
-import { setCorsHeaders } from './cors';
 import { JSON_CONTENT_TYPE, type DecideAnswerer } from './decide-routes';
 import type { Endpoint } from './response-format';
 
