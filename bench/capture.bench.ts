@@ -6,7 +6,6 @@
 // single events >= 0.5 of the baseline's requests/s. CAPTURE_WORKERS in the environment (a count
 // or "auto") runs capture as that many cluster workers; the baseline stays one process.
 import http from 'node:http';
-import net from 'node:net';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createRedis, writeProjectToken } from '@sett/cache';
@@ -19,7 +18,7 @@ import {
   withMaintenanceClient,
 } from '@sett/db';
 import { startDevBroker } from '@sett/devstack';
-import { fmt, load, ratioLine, startChild, type LoadResult } from './lib';
+import { fmt, freePort, load, ratioLine, startChild, type LoadResult } from './lib';
 
 const BASELINE_ENV = 'SETT_CAPTURE_BENCH_BASELINE_PORT';
 const CAPTURE_MAIN = path.join(__dirname, '..', 'services', 'capture', 'src', 'main.ts');
@@ -45,14 +44,6 @@ if (process.env[BASELINE_ENV]) {
   });
   server.keepAliveTimeout = 65_000;
   server.listen(port, '127.0.0.1', () => process.stdout.write(`baseline ready on ${port}\n`));
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 const PAGES = ['/', '/pricing', '/docs/getting-started', '/blog/how-we-ship', '/signup', '/settings/billing'];

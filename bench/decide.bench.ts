@@ -13,7 +13,6 @@
 // groups (group properties read from Postgres on a cache miss). decide runs as one process
 // unless DECIDE_WORKERS is set in the environment (passed through to the child).
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -27,7 +26,7 @@ import {
   withDatabase,
   withMaintenanceClient,
 } from '@sett/db';
-import { fmt, load, ratioLine, startChild, type LoadResult } from './lib';
+import { fmt, freePort, load, ratioLine, startChild, type LoadResult } from './lib';
 
 const BASELINE_ENV = 'SETT_DECIDE_BENCH_BASELINE';
 const DECIDE_MAIN = path.join(__dirname, '..', 'services', 'decide', 'src', 'main.ts');
@@ -54,14 +53,6 @@ if (process.env[BASELINE_ENV]) {
     res.type('application/json').send(fixed);
   });
   app.listen(port, '127.0.0.1', () => process.stdout.write(`baseline ready on ${port}\n`));
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 const PLANS = ['free', 'pro', 'enterprise'];

@@ -26,6 +26,7 @@ import {
   createBatchingProducer,
   createKafka,
   encodeCaptureMessage,
+  partitionForKey,
   type CaptureMessage,
 } from '@sett/kafka';
 import { fmt, ratioLine, startChild } from './lib';
@@ -138,34 +139,8 @@ export function workload(personless: boolean): CaptureMessage[] {
   return out;
 }
 
-// kafkajs's default partitioner (Java-compatible murmur2), to group messages by partition.
-function murmur2(key: string): number {
-  const data = Buffer.from(key);
-  const len = data.length;
-  const M = 0x5bd1e995;
-  let h = (0x9747b28c ^ len) | 0;
-  for (let i = 0; i < Math.floor(len / 4); i++) {
-    let k = data.readInt32LE(i * 4);
-    k = Math.imul(k, M);
-    k ^= k >>> 24;
-    k = Math.imul(k, M);
-    h = Math.imul(h, M);
-    h ^= k;
-  }
-  const tail = len & ~3;
-  const rem = len % 4;
-  if (rem >= 3) h ^= (data[tail + 2] as number) << 16;
-  if (rem >= 2) h ^= (data[tail + 1] as number) << 8;
-  if (rem >= 1) {
-    h ^= data[tail] as number;
-    h = Math.imul(h, M);
-  }
-  h ^= h >>> 13;
-  h = Math.imul(h, M);
-  h ^= h >>> 15;
-  return h | 0;
-}
-const partitionOf = (key: string) => (murmur2(key) & 0x7fffffff) % PARTITIONS;
+// The producer's partitioner (kafkajs-compatible murmur2), to group messages by partition.
+const partitionOf = (key: string) => partitionForKey(key, PARTITIONS);
 
 // --- helpers --------------------------------------------------------------------------------
 

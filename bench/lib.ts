@@ -1,6 +1,7 @@
 // Shared benchmark helpers: an autocannon run with its figures, child-process servers that
 // stop with the benchmark, and the side-by-side ratio line every benchmark prints.
 import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
 import readline from 'node:readline';
 import autocannon from 'autocannon';
 
@@ -108,4 +109,13 @@ export async function startChild(
         setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
       }),
   };
+}
+
+/** A port that was free a moment ago, for a child server to listen on. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
 }
