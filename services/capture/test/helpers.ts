@@ -61,10 +61,8 @@ export type HarnessOptions = {
   sendTimeoutMs?: number;
 };
 
-export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const config = loadConfig({ LOG_LEVEL: 'error', ...opts.env });
-  const [broker, db] = await Promise.all([startDevBroker({ partitions: 4 }), createTestDatabase()]);
-  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+/** An organization and one project with a fresh token, in the given database. */
+export async function insertProject(pool: pg.Pool): Promise<{ token: string; teamId: number }> {
   const token = `phc_${uniqueName('t')}`;
   const { rows: orgRows } = await pool.query<{ id: string }>(
     `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Test org', $1) RETURNING id`,
@@ -74,6 +72,36 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 'Test team') RETURNING id`,
     [orgRows[0]!.id, token],
   );
+  return { token, teamId: rows[0]!.id };
+}
+
+/** What a spawned main.ts needs: a private broker and a database holding one project. */
+export async function startProcessFixture(): Promise<{
+  broker: DevBroker;
+  db: TestDatabase;
+  token: string;
+  stop(): Promise<void>;
+}> {
+  const [broker, db] = await Promise.all([startDevBroker({ partitions: 2 }), createTestDatabase()]);
+  const pool = new pg.Pool({ connectionString: db.url, max: 1 });
+  const { token } = await insertProject(pool);
+  await pool.end();
+  return {
+    broker,
+    db,
+    token,
+    stop: async () => {
+      await broker.stop();
+      await db.drop();
+    },
+  };
+}
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
+  const config = loadConfig({ LOG_LEVEL: 'error', ...opts.env });
+  const [broker, db] = await Promise.all([startDevBroker({ partitions: 4 }), createTestDatabase()]);
+  const pool = new pg.Pool({ connectionString: db.url, max: 2 });
+  const { token, teamId } = await insertProject(pool);
   let queries = 0;
   // Counts every query the token loader sends to Postgres.
   const counted = {
@@ -188,7 +216,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     expressUrl,
     port,
     token,
-    teamId: rows[0]!.id,
+    teamId,
     broker,
     redis,
     producer,

@@ -4,34 +4,24 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
-import pg from 'pg';
 import { Kafka, logLevel } from 'kafkajs';
-import { startDevBroker, type DevBroker } from '@sett/devstack';
+import type { DevBroker } from '@sett/devstack';
 import { TOPICS } from '@sett/kafka';
-import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
+import { uniqueName, type TestDatabase } from '@sett/testing';
+import { startProcessFixture } from './helpers';
 
 jest.setTimeout(60_000);
 let broker: DevBroker;
 let db: TestDatabase;
 let token: string;
+let fixture: Awaited<ReturnType<typeof startProcessFixture>> | undefined;
 
 beforeAll(async () => {
-  [broker, db] = await Promise.all([startDevBroker({ partitions: 2 }), createTestDatabase()]);
-  const pool = new pg.Pool({ connectionString: db.url, max: 1 });
-  token = `phc_${uniqueName('wk')}`;
-  const { rows } = await pool.query<{ id: string }>(
-    `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'o', $1) RETURNING id`,
-    [uniqueName('o')],
-  );
-  await pool.query(
-    `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 't')`,
-    [rows[0]!.id, token],
-  );
-  await pool.end();
+  fixture = await startProcessFixture();
+  ({ broker, db, token } = fixture);
 }, 60_000);
 afterAll(async () => {
-  await broker?.stop();
-  await db?.drop();
+  await fixture?.stop();
 });
 
 it('runs two workers on one port, serves through both and drains both on SIGTERM', async () => {
