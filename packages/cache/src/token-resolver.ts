@@ -1,11 +1,14 @@
-// Project token -> project lookup for the hot paths (capture, decide): an in-process cache
-// with a short TTL (negative entries for unknown tokens too) in front of Redis, and Redis
-// filled from Postgres on a miss. In the steady state a request costs no network round trip.
+// Project token -> project lookup for capture, decide and ingestion: an in-process cache with a
+// short TTL (negative entries for unknown tokens too) in front of Redis, and Redis filled from
+// Postgres on a miss. In the steady state a request costs no network round trip. When Redis
+// fails, a resolver with `redisFallback` answers from Postgres (still through the local cache);
+// one without it rethrows, and the caller decides (capture answers 503).
 import type { Redis } from 'ioredis';
 import { decodeProjectRef, encodeProjectRef, redisKeys, type ProjectRef } from './keys';
 
 export interface TokenResolverOptions {
-  redis: Redis;
+  /** Without Redis the resolver is the local cache in front of Postgres. */
+  redis?: Redis;
   /** Reads the project of a token from Postgres; null when there is none. */
   loadFromDb: (token: string) => Promise<ProjectRef | null>;
   ttlMs?: number;
@@ -14,6 +17,12 @@ export interface TokenResolverOptions {
   redisNegativeTtlSeconds?: number;
   maxEntries?: number;
   now?: () => number;
+  /** Answer from Postgres while Redis is failing, instead of rethrowing the Redis error. */
+  redisFallback?: {
+    /** false skips Redis altogether (a caller's circuit breaker after recent failures). */
+    usable?: () => boolean;
+    onError?: (err: Error) => void;
+  };
 }
 
 export interface TokenResolverStats {
@@ -51,19 +60,40 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
     local.set(token, { ref, expiresAt: now() + (ref ? ttl : negativeTtl) });
   }
 
+  async function fromDb(token: string): Promise<ProjectRef | null> {
+    stats.dbLoads++;
+    const ref = await opts.loadFromDb(token);
+    remember(token, ref);
+    return ref;
+  }
+
   async function lookup(token: string): Promise<ProjectRef | null> {
+    const { redis, redisFallback: fallback } = opts;
+    if (!redis || (fallback?.usable && !fallback.usable())) return fromDb(token);
     const key = redisKeys.token(token);
-    const cached = decodeProjectRef(await opts.redis.get(key));
+    let raw: string | null;
+    try {
+      raw = await redis.get(key);
+    } catch (err) {
+      if (!fallback) throw err;
+      fallback.onError?.(err as Error);
+      return fromDb(token);
+    }
+    const cached = decodeProjectRef(raw);
     if (cached !== undefined) {
       stats.redisHits++;
       remember(token, cached);
       return cached;
     }
-    stats.dbLoads++;
-    const ref = await opts.loadFromDb(token);
-    if (ref) await opts.redis.set(key, encodeProjectRef(ref));
-    else await opts.redis.set(key, encodeProjectRef(null), 'EX', opts.redisNegativeTtlSeconds ?? 30);
-    remember(token, ref);
+    const ref = await fromDb(token);
+    try {
+      if (ref) await redis.set(key, encodeProjectRef(ref));
+      else await redis.set(key, encodeProjectRef(null), 'EX', opts.redisNegativeTtlSeconds ?? 30);
+    } catch (err) {
+      // The answer is known; only the shared cache missed out.
+      if (!fallback) throw err;
+      fallback.onError?.(err as Error);
+    }
     return ref;
   }
 

@@ -72,4 +72,38 @@ describe('token resolver', () => {
     expect(loads).toBe(2);
     await redis.del(redisKeys.token(token));
   });
+
+  it('rethrows a Redis failure without a fallback, and answers from the database with one', async () => {
+    // A client pointed at a port nobody listens on: every command fails.
+    const down = createRedis({ url: 'redis://127.0.0.1:1', name: 'down', commandTimeoutMs: 200 });
+    down.on('error', () => undefined);
+    const ref = { teamId: 7, organizationId: 'org' };
+    let loads = 0;
+    const loadFromDb = async () => (loads++, ref);
+    const strict = createTokenResolver({ redis: down, loadFromDb });
+    await expect(strict.resolve('phc_x')).rejects.toThrow();
+    expect(loads).toBe(0);
+
+    const errors: Error[] = [];
+    const lenient = createTokenResolver({
+      redis: down,
+      loadFromDb,
+      redisFallback: { onError: (e) => errors.push(e) },
+    });
+    await expect(lenient.resolve('phc_x')).resolves.toEqual(ref);
+    await expect(lenient.resolve('phc_x')).resolves.toEqual(ref);
+    expect(loads).toBe(1); // the second answer came from the local cache
+    expect(errors.length).toBeGreaterThan(0);
+
+    // A caller's circuit breaker can skip Redis altogether.
+    let redisTried = false;
+    const skipping = createTokenResolver({
+      redis: down,
+      loadFromDb,
+      redisFallback: { usable: () => false, onError: () => (redisTried = true) },
+    });
+    await expect(skipping.resolve('phc_y')).resolves.toEqual(ref);
+    expect(redisTried).toBe(false);
+    down.disconnect();
+  });
 });

@@ -10,3 +10,5 @@ export { migrateDeploy, migrationsUpToDate, localMigrations, repoRoot } from './
 export type { MigrateDeployOptions, LocalMigration } from './migrations';
 export { createMigrationAdapter, parseDatabaseUrl } from './migration-adapter';
 export type { MigrationConnection } from './migration-adapter';
+export { findProjectByToken } from './projects';
+export type { SqlRunner } from './projects';
