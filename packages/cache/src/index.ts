@@ -4,12 +4,21 @@ export {
   decodeProjectRef,
   encodeFlagList,
   decodeFlagList,
+  encodeCohortList,
+  decodeCohortList,
   decodeGroupTypes,
   billingPeriod,
 } from './keys';
-export type { ProjectRef, FlagList } from './keys';
+export type { ProjectRef, FlagList, CohortList } from './keys';
 export { createRedis } from './redis';
 export type { Redis, RedisClientOptions } from './redis';
 export { createTokenResolver } from './token-resolver';
 export type { TokenResolver, TokenResolverOptions, TokenResolverStats } from './token-resolver';
-export { writeProjectToken, deleteProjectToken, writeFlagList, writeGroupTypes } from './writers';
+export {
+  writeProjectToken,
+  deleteProjectToken,
+  writeFlagList,
+  writeCohortList,
+  writeGroupTypes,
+  invalidateRemoteConfig,
+} from './writers';

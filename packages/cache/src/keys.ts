@@ -1,5 +1,6 @@
 // The Redis keys Sett uses, in one place, with their value formats. Management writes tokens
-// and flag lists, ingestion writes group type mappings, capture and decide read.
+// and flag lists, ingestion writes group type mappings, capture and decide read; decide
+// writes remote config documents it rebuilt on a miss.
 
 const PREFIX = 'sett';
 
@@ -8,6 +9,12 @@ export const redisKeys = {
   token: (token: string) => `${PREFIX}:token:${token}`,
   /** JSON FlagList of the project: every non-deleted flag definition. */
   flags: (teamId: number) => `${PREFIX}:flags:${teamId}`,
+  /**
+   * JSON CohortList of the project: every non-deleted cohort's definition (static cohorts
+   * without their members). Written by management with every cohort write; decide reads it in
+   * the same MGET as the flag list.
+   */
+  cohorts: (teamId: number) => `${PREFIX}:cohorts:${teamId}`,
   /** JSON object group type index -> group type name. */
   groupTypes: (teamId: number) => `${PREFIX}:group_types:${teamId}`,
   /** Set of organization ids over their feature flag quota. */
@@ -17,6 +24,14 @@ export const redisKeys = {
     `${PREFIX}:usage:feature_flags:${organizationId}:${period}`,
   /** Pub/sub channel: a project's flag list changed (message: team id). */
   flagsChangedChannel: () => `${PREFIX}:flags_changed`,
+  /**
+   * JSON remote config document of the project (what `/array/<token>/config` serves, PostHog's
+   * field names). Written only by decide on a miss, with a TTL; deleted by every project
+   * settings write and every flag list write.
+   */
+  remoteConfig: (teamId: number) => `${PREFIX}:remote_config:${teamId}`,
+  /** Pub/sub channel: a project's remote config must be rebuilt (message: team id). */
+  remoteConfigChangedChannel: () => `${PREFIX}:remote_config_changed`,
 } as const;
 
 export interface ProjectRef {
@@ -29,6 +44,13 @@ export interface FlagList<F = unknown> {
   /** Milliseconds since the epoch when the list was written; decide reports staleness with it. */
   updatedAt: number;
   flags: F[];
+}
+
+export interface CohortList<C = unknown> {
+  teamId: number;
+  /** Milliseconds since the epoch when the list was written. */
+  updatedAt: number;
+  cohorts: C[];
 }
 
 export function encodeProjectRef(ref: ProjectRef | null): string {
@@ -50,25 +72,51 @@ export function decodeProjectRef(raw: string | null): ProjectRef | null | undefi
   return undefined;
 }
 
-export function encodeFlagList<F>(list: FlagList<F>): string {
-  return JSON.stringify({ team_id: list.teamId, updated_at: list.updatedAt, flags: list.flags });
+/**
+ * Flag lists and cohort lists share one envelope: `{team_id, updated_at, <field>: [...]}`.
+ * A value that does not parse or lacks the fields is a miss (rebuilt from Postgres).
+ */
+function encodeTeamList(field: string, teamId: number, updatedAt: number, items: unknown[]): string {
+  return JSON.stringify({ team_id: teamId, updated_at: updatedAt, [field]: items });
 }
 
-export function decodeFlagList<F>(raw: string | null): FlagList<F> | undefined {
+function decodeTeamList<T>(
+  field: string,
+  raw: string | null,
+): { teamId: number; updatedAt: number; items: T[] } | undefined {
   if (raw === null) return undefined;
   try {
-    const v = JSON.parse(raw) as { team_id?: unknown; updated_at?: unknown; flags?: unknown };
-    if (typeof v.team_id === 'number' && Array.isArray(v.flags)) {
+    const v = JSON.parse(raw) as Record<string, unknown>;
+    const items = v[field];
+    if (typeof v.team_id === 'number' && Array.isArray(items)) {
       return {
         teamId: v.team_id,
         updatedAt: typeof v.updated_at === 'number' ? v.updated_at : 0,
-        flags: v.flags as F[],
+        items: items as T[],
       };
     }
   } catch {
     // corrupt: a miss
   }
   return undefined;
+}
+
+export function encodeFlagList<F>(list: FlagList<F>): string {
+  return encodeTeamList('flags', list.teamId, list.updatedAt, list.flags);
+}
+
+export function decodeFlagList<F>(raw: string | null): FlagList<F> | undefined {
+  const list = decodeTeamList<F>('flags', raw);
+  return list && { teamId: list.teamId, updatedAt: list.updatedAt, flags: list.items };
+}
+
+export function encodeCohortList<C>(list: CohortList<C>): string {
+  return encodeTeamList('cohorts', list.teamId, list.updatedAt, list.cohorts);
+}
+
+export function decodeCohortList<C>(raw: string | null): CohortList<C> | undefined {
+  const list = decodeTeamList<C>('cohorts', raw);
+  return list && { teamId: list.teamId, updatedAt: list.updatedAt, cohorts: list.items };
 }
 
 export function decodeGroupTypes(raw: string | null): Record<number, string> | undefined {

@@ -1,8 +1,17 @@
 // Writes done by the owners of the data: management (tokens, flag lists) and ingestion
 // (group type mappings). Flag list writes also publish on a channel so decide drops its
-// in-process copy at once instead of waiting for its TTL.
+// in-process copy at once instead of waiting for its TTL. Remote config documents depend on
+// the flags (hasFeatureFlags) and on project settings: both kinds of write drop them.
 import type { Redis } from 'ioredis';
-import { encodeFlagList, encodeProjectRef, redisKeys, type FlagList, type ProjectRef } from './keys';
+import {
+  encodeCohortList,
+  encodeFlagList,
+  encodeProjectRef,
+  redisKeys,
+  type CohortList,
+  type FlagList,
+  type ProjectRef,
+} from './keys';
 
 export async function writeProjectToken(redis: Redis, token: string, ref: ProjectRef): Promise<void> {
   await redis.set(redisKeys.token(token), encodeProjectRef(ref));
@@ -16,8 +25,39 @@ export async function writeFlagList<F>(redis: Redis, list: FlagList<F>): Promise
   await redis
     .multi()
     .set(redisKeys.flags(list.teamId), encodeFlagList(list))
+    .del(redisKeys.remoteConfig(list.teamId))
     .publish(redisKeys.flagsChangedChannel(), String(list.teamId))
-    .exec();
+    .publish(redisKeys.remoteConfigChangedChannel(), String(list.teamId))
+    .exec()
+    .then(throwFirstError);
+}
+
+/**
+ * A project's cohort definitions. Flags evaluate against them, so decide drops its cached flags
+ * of the project on the same channel as for a flag list write.
+ */
+export async function writeCohortList<C>(redis: Redis, list: CohortList<C>): Promise<void> {
+  await redis
+    .multi()
+    .set(redisKeys.cohorts(list.teamId), encodeCohortList(list))
+    .publish(redisKeys.flagsChangedChannel(), String(list.teamId))
+    .exec()
+    .then(throwFirstError);
+}
+
+/** Drops the project's remote config document everywhere; decide rebuilds it on the next request. */
+export async function invalidateRemoteConfig(redis: Redis, teamId: number): Promise<void> {
+  await redis
+    .multi()
+    .del(redisKeys.remoteConfig(teamId))
+    .publish(redisKeys.remoteConfigChangedChannel(), String(teamId))
+    .exec()
+    .then(throwFirstError);
+}
+
+// MULTI/EXEC resolves even when a queued command failed; a half-applied write must not pass.
+function throwFirstError(results: Array<[Error | null, unknown]> | null): void {
+  for (const [err] of results ?? []) if (err) throw err;
 }
 
 export async function writeGroupTypes(

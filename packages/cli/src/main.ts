@@ -4,12 +4,19 @@ import { parseArgs } from 'node:util';
 import { loadConfigOrExit } from '@sett/config';
 import { bootstrap } from './bootstrap';
 import { CliError, createPersonalKey } from './keys-create';
-import { importHistory } from './import-history';
+import { ImportUsageError, runImport } from './import/import-command';
+import { IMPORT_FORMATS, type ImportFormat } from './import/import-event';
 
 const USAGE = `usage:
   sett bootstrap [--email E] [--org NAME] [--project NAME] [--json]
   sett keys create --user UUID --scopes user:read,early_access_feature:write,... [--label L] [--json]
-  sett import --file events.jsonl --api-key phc_... [--url http://127.0.0.1:8000] [--batch-size 1000]`;
+  sett import --file FILE --api-key phc_... [--format posthog|mixpanel|amplitude] [--url http://127.0.0.1:8000]
+              [--dry-run] [--resume] [--allow-rejects] [--rejects FILE] [--checkpoint FILE]
+              [--concurrency 4] [--batch-bytes 4194304] [--max-event-bytes 1000000] [--json]
+    FILE: JSON lines, a JSON array or CSV with a header (event, distinct_id, timestamp,
+    properties.*), optionally gzip-compressed. See docs/import.md.
+    Exit codes: 0 done, 3 done with rejected lines (0 with --allow-rejects), 1 failed,
+    130 interrupted (resume with --resume), 2 usage.`;
 
 function print(json: boolean, value: Record<string, unknown>) {
   if (json) process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -32,7 +39,15 @@ async function main(argv: string[]) {
       file: { type: 'string' },
       'api-key': { type: 'string' },
       url: { type: 'string' },
-      'batch-size': { type: 'string' },
+      format: { type: 'string' },
+      'dry-run': { type: 'boolean', default: false },
+      resume: { type: 'boolean', default: false },
+      'allow-rejects': { type: 'boolean', default: false },
+      rejects: { type: 'string' },
+      checkpoint: { type: 'string' },
+      concurrency: { type: 'string' },
+      'batch-bytes': { type: 'string' },
+      'max-event-bytes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -74,17 +89,60 @@ async function main(argv: string[]) {
   }
   if (command === 'import') {
     if (!values.file || !values['api-key']) throw new CliError('--file and --api-key are required');
-    const batchSize = Number(values['batch-size'] ?? 1000);
-    if (!Number.isInteger(batchSize) || batchSize < 1)
-      throw new CliError('--batch-size must be a positive integer');
-    const r = await importHistory({
+    const format = (values.format ?? 'posthog') as ImportFormat;
+    if (!IMPORT_FORMATS.includes(format))
+      throw new CliError(`--format must be one of ${IMPORT_FORMATS.join(', ')}`);
+    const positive = (name: string, v: string | undefined): number | undefined => {
+      if (v === undefined) return undefined;
+      const n = Number(v);
+      if (!Number.isInteger(n) || n < 1) throw new CliError(`--${name} must be a positive integer`);
+      return n;
+    };
+    // Ctrl-C: stop reading, abort requests in flight, write the checkpoint, exit 130. A second
+    // Ctrl-C exits at once (the checkpoint from the last acknowledged batch is still valid).
+    const interrupt = new AbortController();
+    process.on('SIGINT', () => {
+      if (interrupt.signal.aborted) process.exit(130);
+      process.stderr.write('\ninterrupted: writing the checkpoint (Ctrl-C again to quit now)\n');
+      interrupt.abort(new Error('interrupted'));
+    });
+    const r = await runImport({
       file: values.file,
       apiKey: values['api-key'],
       url: values.url ?? `http://127.0.0.1:${config.ports.edge}`,
-      batchSize,
-      onProgress: (n) => process.stderr.write(`sent ${n}\r`),
+      format,
+      dryRun: values['dry-run'],
+      resume: values.resume,
+      rejectsPath: values.rejects,
+      checkpointPath: values.checkpoint,
+      concurrency: positive('concurrency', values.concurrency),
+      batchBytes: positive('batch-bytes', values['batch-bytes']),
+      maxEventBytes: positive('max-event-bytes', values['max-event-bytes']) ?? config.kafka.messageMaxBytes,
+      signal: interrupt.signal,
+    }).catch((e: unknown) => {
+      throw e instanceof ImportUsageError ? new CliError(e.message) : e;
     });
     print(values.json, r);
+    if (!values.json) {
+      if (r.status === 'interrupted' || r.status === 'failed')
+        process.stderr.write(`checkpoint written: continue with the same command and --resume\n`);
+      if (r.rejected > 0)
+        process.stderr.write(`${r.rejected} rejected line(s), with reasons, in ${r.rejects_file}\n`);
+      if (!r.dry_run)
+        process.stderr.write(
+          'accepted: events capture acknowledged (200 only once Kafka stored every event it kept; the importer\n' +
+            "applies capture's drop rules first, so none of them is dropped there). Ingestion writes them to\n" +
+            'Postgres asynchronously; count the rows there to see them stored.\n',
+        );
+    }
+    process.exitCode =
+      r.status === 'interrupted'
+        ? 130
+        : r.status === 'failed'
+          ? 1
+          : r.rejected > 0 && !values['allow-rejects']
+            ? 3
+            : 0;
     return;
   }
   throw new CliError(`unknown command "${positionals.join(' ')}"\n${USAGE}`);

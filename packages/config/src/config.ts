@@ -99,10 +99,33 @@ function ingestionTopics(env: Env): IngestionTopicChoice[] {
   return [...new Set(list)] as IngestionTopicChoice[];
 }
 
+/**
+ * A 32-byte key for secrets Sett must read back (TOTP secrets), as 64 hex characters or base64.
+ * Only management needs it: it loads its config with `requireEncryptionKey`, which makes the key
+ * mandatory in production. Elsewhere an unset key is undefined and management generates one.
+ */
+function encryptionKey(env: Env, required: boolean): Buffer | undefined {
+  const name = 'SETT_ENCRYPTION_KEY';
+  const raw = read(env, name);
+  if (raw === undefined) {
+    if (required) throw new ConfigError(name, 'required when NODE_ENV=production');
+    return undefined;
+  }
+  if (/^[0-9a-f]{64}$/i.test(raw)) return Buffer.from(raw, 'hex');
+  // 32 bytes are 43 base64 characters and one '=' of padding (base64url without it).
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(raw)) return Buffer.from(raw, /[-_]/.test(raw) ? 'base64url' : 'base64');
+  throw new ConfigError(name, 'must be 32 bytes as 64 hex characters or base64');
+}
+
+export type LoadConfigOptions = {
+  /** The service keeps secrets it must decrypt (management): SETT_ENCRYPTION_KEY is required in production. */
+  requireEncryptionKey?: boolean;
+};
+
 export const DEFAULT_DATABASE_URL = 'postgresql://root@127.0.0.1:5432/sett';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 
-export function loadConfig(env: Env = process.env) {
+export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}) {
   const port = (name: string, def: number) => int(env, name, def, 0, 65535);
   const nodeEnv = oneOf(env, 'NODE_ENV', 'development', ['development', 'production', 'test']);
   return {
@@ -117,6 +140,21 @@ export function loadConfig(env: Env = process.env) {
     },
     databaseUrl: url(env, 'DATABASE_URL', DEFAULT_DATABASE_URL, ['postgres:', 'postgresql:']),
     databasePoolSize: int(env, 'DATABASE_POOL_SIZE', 10, 1, 500),
+    database: {
+      /** Opening a connection (TCP, TLS, startup) and waiting for a free pooled one. */
+      connectTimeoutMs: int(env, 'DATABASE_CONNECT_TIMEOUT_MS', 5_000, 100, 600_000),
+      /** A transaction left open and idle this long is ended by Postgres (0 = off). */
+      idleInTransactionTimeoutMs: int(env, 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS', 60_000, 0, 3_600_000),
+      /** statement_timeout per service: decide answers from what it has, capture answers 503,
+       * management 503, ingestion retries the batch. The client gives up 1 s after this too, for
+       * a Postgres that stops answering altogether. */
+      statementTimeoutMs: {
+        capture: int(env, 'CAPTURE_DATABASE_TIMEOUT_MS', 2_000, 100, 3_600_000),
+        decide: int(env, 'DECIDE_DATABASE_TIMEOUT_MS', 1_000, 100, 3_600_000),
+        management: int(env, 'MANAGEMENT_DATABASE_TIMEOUT_MS', 10_000, 100, 3_600_000),
+        ingestion: int(env, 'INGESTION_DATABASE_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      },
+    },
     redisUrl: url(env, 'REDIS_URL', DEFAULT_REDIS_URL, ['redis:', 'rediss:']),
     /** Empty means "not configured": the local start script launches the development broker. */
     kafkaBrokers: brokers(env, 'KAFKA_BROKERS'),
@@ -166,15 +204,28 @@ export function loadConfig(env: Env = process.env) {
       publicUrl: read(env, 'SETT_PUBLIC_URL'),
     },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    /** undefined when unset (only allowed outside production for management, see LoadConfigOptions). */
+    encryptionKey: encryptionKey(env, options.requireEncryptionKey === true && nodeEnv === 'production'),
   };
 }
 
 export type Config = ReturnType<typeof loadConfig>;
 
+export type DatabaseService = keyof Config['database']['statementTimeoutMs'];
+
+/** The Postgres timeouts one service runs with (for createPgPool / createPrisma `timeouts`). */
+export function databaseTimeouts(config: Config, service: DatabaseService) {
+  return {
+    connectTimeoutMs: config.database.connectTimeoutMs,
+    statementTimeoutMs: config.database.statementTimeoutMs[service],
+    idleInTransactionTimeoutMs: config.database.idleInTransactionTimeoutMs,
+  };
+}
+
 /** For main.ts: a bad value stops the process with one clear line naming the variable. */
-export function loadConfigOrExit(env: Env = process.env): Config {
+export function loadConfigOrExit(env: Env = process.env, options: LoadConfigOptions = {}): Config {
   try {
-    return loadConfig(env);
+    return loadConfig(env, options);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`sett: invalid configuration: ${err.message}\n`);

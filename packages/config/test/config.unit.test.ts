@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../src';
+import { ConfigError, databaseTimeouts, loadConfig } from '../src';
 
 describe('loadConfig', () => {
   it('uses the documented defaults', () => {
@@ -59,6 +59,10 @@ describe('loadConfig', () => {
     ['INGESTION_TOPICS', 'main,bogus'],
     ['CAPTURE_WORKERS', 'two'],
     ['CAPTURE_WORKERS', '0'],
+    ['DATABASE_CONNECT_TIMEOUT_MS', '5s'],
+    ['DECIDE_DATABASE_TIMEOUT_MS', '0'],
+    ['SETT_ENCRYPTION_KEY', 'too-short'],
+    ['SETT_ENCRYPTION_KEY', 'zz'.repeat(32)],
   ])('rejects %s=%s naming the variable', (name, value) => {
     let caught: unknown;
     try {
@@ -69,6 +73,34 @@ describe('loadConfig', () => {
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).variable).toBe(name);
     expect((caught as Error).message).toContain(name);
+  });
+
+  it('gives each service its own Postgres statement timeout and shares the connect timeouts', () => {
+    const c = loadConfig({ DECIDE_DATABASE_TIMEOUT_MS: '250', DATABASE_CONNECT_TIMEOUT_MS: '700' });
+    expect(databaseTimeouts(c, 'decide')).toEqual({
+      connectTimeoutMs: 700,
+      statementTimeoutMs: 250,
+      idleInTransactionTimeoutMs: 60_000,
+    });
+    expect(databaseTimeouts(loadConfig({}), 'capture').statementTimeoutMs).toBe(2_000);
+    expect(databaseTimeouts(loadConfig({}), 'management').statementTimeoutMs).toBe(10_000);
+    expect(databaseTimeouts(loadConfig({}), 'ingestion').statementTimeoutMs).toBe(60_000);
+  });
+
+  it('reads SETT_ENCRYPTION_KEY as hex or base64 and requires it in production where asked', () => {
+    const key = Buffer.alloc(32, 7);
+    expect(loadConfig({ SETT_ENCRYPTION_KEY: key.toString('hex') }).encryptionKey).toEqual(key);
+    expect(loadConfig({ SETT_ENCRYPTION_KEY: key.toString('base64') }).encryptionKey).toEqual(key);
+    expect(loadConfig({ SETT_ENCRYPTION_KEY: key.toString('base64url') }).encryptionKey).toEqual(key);
+    expect(loadConfig({}).encryptionKey).toBeUndefined();
+    // Services that keep no secrets start in production without it; management does not.
+    expect(loadConfig({ NODE_ENV: 'production' }).encryptionKey).toBeUndefined();
+    expect(() => loadConfig({ NODE_ENV: 'production' }, { requireEncryptionKey: true })).toThrow(
+      /SETT_ENCRYPTION_KEY: required/,
+    );
+    expect(
+      loadConfig({ NODE_ENV: 'development' }, { requireEncryptionKey: true }).encryptionKey,
+    ).toBeUndefined();
   });
 
   it('loadConfigOrExit stops the process with one line naming the variable', () => {

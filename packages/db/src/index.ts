@@ -3,8 +3,8 @@
 export * from './generated/prisma/client';
 export { createPrisma } from './prisma-client';
 export type { CreatePrismaOptions } from './prisma-client';
-export { createPgPool } from './pg-pool';
-export type { CreatePgPoolOptions } from './pg-pool';
+export { createPgPool, pgTimeoutConfig } from './pg-pool';
+export type { CreatePgPoolOptions, PgTimeouts } from './pg-pool';
 export { ensureDatabase, quoteIdent, withDatabase, withMaintenanceClient } from './ensure-database';
 export { migrateDeploy, migrationsUpToDate, localMigrations, repoRoot } from './migrations';
 export type { MigrateDeployOptions, LocalMigration } from './migrations';

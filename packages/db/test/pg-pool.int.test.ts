@@ -26,4 +26,29 @@ describe('createPgPool', () => {
     expect(rows[0]?.one).toBe(1);
     await pool.end();
   });
+
+  it('survives a checked-out client losing its connection between queries, and discards it', async () => {
+    let reported!: (e: Error) => void;
+    const error = new Promise<Error>((r) => (reported = r));
+    const pool = createPgPool({
+      databaseUrl,
+      max: 1,
+      applicationName: `${name}-out`,
+      onIdleError: (e) => reported(e),
+    });
+    const client = await pool.connect();
+    await client.query('BEGIN');
+    const admin = createPgPool({ databaseUrl, max: 1 });
+    await admin.query(`SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`, [
+      `${name}-out`,
+    ]);
+    await admin.end();
+    // Without a listener on the checked-out client this 'error' event would crash the process.
+    expect((await error).message).toMatch(/terminat/i);
+    await expect(client.query('SELECT 1')).rejects.toThrow();
+    client.release();
+    const { rows } = await pool.query<{ one: number }>('SELECT 1 AS one');
+    expect(rows[0]?.one).toBe(1);
+    await pool.end();
+  });
 });

@@ -2,6 +2,7 @@
 // FeatureFlagMatcher.get_match (posthog/models/feature_flag/flag_matching.py and its Rust
 // successor rust/feature-flags flags/flag_matching.rs). Pure: everything comes in through the
 // definitions and the context.
+import { assertSupportedCohortFilter, matchCohortFilter } from './cohorts';
 import { FlagEvaluationError } from './errors';
 import { flagHash } from './hash';
 import { assertSupportedFilter, matchCheckedProperty } from './property-match';
@@ -24,6 +25,8 @@ interface Subject {
   /** What the hash buckets: distinct_id, group key, or the experience-continuity hash key. */
   hashId: string;
   aggregation: number | null;
+  state: RequestState;
+  depth: number;
 }
 
 /** The key of the person property that early access enrollment sets. */
@@ -32,9 +35,50 @@ export function enrollmentPropertyKey(flagKey: string): string {
 }
 
 /**
- * Evaluates every active, non-deleted flag. A flag that cannot be computed (cohort filter,
- * invalid regex, malformed filters) is left out and errorsWhileComputingFlags is set, while the
- * others are still evaluated: PostHog's partial-result contract.
+ * One request's flag results by definition, so that a flag other flags depend on is evaluated
+ * once, before its dependents (memoised depth-first: dependency order), and a dependency cycle
+ * is noticed (a flag met again while it is being evaluated).
+ */
+interface RequestState {
+  done: Map<FlagDefinition, FlagResult | FlagEvaluationError>;
+  inProgress: Set<FlagDefinition>;
+  byId: Map<string, FlagDefinition>;
+  byKey: Map<string, FlagDefinition>;
+}
+
+/** Dependency chains longer than this cannot be computed (bounds the evaluation's depth). */
+const MAX_DEPENDENCY_DEPTH = 64;
+
+function requestState(flags: readonly FlagDefinition[], ctx: EvaluationContext): RequestState {
+  const byId = new Map<string, FlagDefinition>();
+  const byKey = new Map<string, FlagDefinition>();
+  for (const flag of ctx.dependencyFlags ?? flags) {
+    if (!flag || flag.deleted) continue;
+    byId.set(String(flag.id), flag);
+    byKey.set(flag.key, flag);
+  }
+  return { done: new Map(), inProgress: new Set(), byId, byKey };
+}
+
+/**
+ * The flag a `type: "flag"` filter names: PostHog stores the dependency's id as the key; a key
+ * is accepted too. Undefined when it does not exist (or was deleted).
+ */
+export function resolveDependency(
+  key: unknown,
+  byId: ReadonlyMap<string, FlagDefinition>,
+  byKey: ReadonlyMap<string, FlagDefinition>,
+): FlagDefinition | undefined {
+  const text = typeof key === 'number' ? String(key) : key;
+  if (typeof text !== 'string') return undefined;
+  return byId.get(text) ?? byKey.get(text);
+}
+
+/**
+ * Evaluates every active, non-deleted flag. A flag that cannot be computed (invalid regex,
+ * malformed filters, a missing cohort or dependency, a dependency cycle, static cohort
+ * membership not looked up) is left out and errorsWhileComputingFlags is set, while the others
+ * are still evaluated: PostHog's partial-result contract.
  */
 export function evaluateFlags(
   flags: FlagDefinition[],
@@ -45,10 +89,11 @@ export function evaluateFlags(
   let errorsWhileComputingFlags = false;
   // One clock reading per request, so every relative date in every flag shares the same "now".
   const context = ctx.now ? ctx : { ...ctx, now: new Date() };
+  const state = requestState(flags, context);
   for (const flag of flags) {
     if (!flag || flag.deleted || !flag.active) continue;
     try {
-      results[flag.key] = evaluateFlag(flag, context);
+      results[flag.key] = evaluateInRequest(flag, context, state, 0);
     } catch (err) {
       errorsWhileComputingFlags = true;
       onError?.(String(flag.key), err instanceof Error ? err : new Error(String(err)));
@@ -62,6 +107,44 @@ export function evaluateFlags(
  * Throws FlagEvaluationError when the flag cannot be computed.
  */
 export function evaluateFlag(flag: FlagDefinition, ctx: EvaluationContext): FlagResult {
+  return evaluateInRequest(flag, ctx, requestState([flag], ctx), 0);
+}
+
+function evaluateInRequest(
+  flag: FlagDefinition,
+  ctx: EvaluationContext,
+  state: RequestState,
+  depth: number,
+): FlagResult {
+  const done = state.done.get(flag);
+  if (done instanceof FlagEvaluationError) throw done;
+  if (done) return done;
+  if (state.inProgress.has(flag) || depth > MAX_DEPENDENCY_DEPTH) {
+    throw new FlagEvaluationError(`flag ${flag.key}: circular flag dependency`, flag.key);
+  }
+  state.inProgress.add(flag);
+  try {
+    const out = computeFlag(flag, ctx, state, depth);
+    state.done.set(flag, out);
+    return out;
+  } catch (err) {
+    const error =
+      err instanceof FlagEvaluationError
+        ? err
+        : new FlagEvaluationError(`flag ${flag.key}: ${(err as Error).message}`, flag.key);
+    state.done.set(flag, error);
+    throw error;
+  } finally {
+    state.inProgress.delete(flag);
+  }
+}
+
+function computeFlag(
+  flag: FlagDefinition,
+  ctx: EvaluationContext,
+  state: RequestState,
+  depth: number,
+): FlagResult {
   const compiled = compiledFlag(flag);
   if (compiled.error) throw compiled.error;
   const now = ctx.now ?? new Date();
@@ -81,7 +164,7 @@ export function evaluateFlag(flag: FlagDefinition, ctx: EvaluationContext): Flag
     const override = flag.ensure_experience_continuity ? own(ctx.hashKeyOverrides, flag.key) : undefined;
     hashId = override ?? ctx.distinctId;
   }
-  const subject: Subject = { hashId, aggregation };
+  const subject: Subject = { hashId, aggregation, state, depth };
 
   const enrolled = enrollment(flag, subject, ctx, now);
   if (enrolled !== undefined)
@@ -214,8 +297,14 @@ function conditionOutcome(
   personOnly: boolean,
 ): ConditionOutcome {
   for (const filter of condition.properties ?? []) {
-    const properties = personOnly ? ctx.personProperties : propertiesFor(filter, subject.aggregation, ctx);
-    if (!matchCheckedProperty(filter, properties, now)) return 'no_condition_match';
+    let matches: boolean;
+    if (filter.type === 'cohort') matches = matchCohortFilter(filter, ctx, now);
+    else if (filter.type === 'flag') matches = matchDependency(flag, filter, ctx, subject);
+    else {
+      const properties = personOnly ? ctx.personProperties : propertiesFor(filter, subject.aggregation, ctx);
+      matches = matchCheckedProperty(filter, properties, now);
+    }
+    if (!matches) return 'no_condition_match';
   }
   const rollout = condition.rollout_percentage;
   // PostHog's bound is inclusive: in rollout when hash <= percentage / 100.
@@ -223,6 +312,29 @@ function conditionOutcome(
     return 'out_of_rollout_bound';
   }
   return 'condition_match';
+}
+
+// A flag dependency (`flag_evaluates_to`): true matches any enabled value (a variant too), false
+// matches disabled, a string matches that variant. An inactive dependency is disabled; a missing
+// or deleted one, or one that cannot be computed, makes this flag "could not be computed".
+function matchDependency(
+  flag: FlagDefinition,
+  filter: PropertyFilter,
+  ctx: EvaluationContext,
+  subject: Subject,
+): boolean {
+  const dependency = resolveDependency(filter.key, subject.state.byId, subject.state.byKey);
+  if (!dependency)
+    throw new FlagEvaluationError(`flag ${flag.key}: dependency ${filter.key} not found`, flag.key);
+  let value: boolean | string = false;
+  if (dependency.active) {
+    const out = evaluateInRequest(dependency, ctx, subject.state, subject.depth + 1);
+    value = out.enabled ? (out.variant ?? true) : false;
+  }
+  const expected = filter.value;
+  if (typeof expected === 'boolean') return expected ? value !== false : value === false;
+  if (typeof expected === 'string') return value === expected;
+  return false;
 }
 
 // Person filters read person properties; group filters read their group's properties; untyped
@@ -329,11 +441,21 @@ function assertEvaluable(flag: FlagDefinition): void {
       for (const filter of properties) {
         if (!filter || typeof filter.key !== 'string') fail('property filter needs a key');
         try {
-          assertSupportedFilter(filter);
+          if (filter.type === 'cohort') assertSupportedCohortFilter(filter);
+          else if (filter.type === 'flag') assertSupportedFlagFilter(filter);
+          else assertSupportedFilter(filter);
         } catch (err) {
           fail((err as Error).message);
         }
       }
     }
   }
+}
+
+function assertSupportedFlagFilter(filter: PropertyFilter): void {
+  const operator = filter.operator ?? 'flag_evaluates_to';
+  if (operator !== 'flag_evaluates_to')
+    throw new FlagEvaluationError(`unsupported flag dependency operator "${operator}"`);
+  if (typeof filter.value !== 'boolean' && typeof filter.value !== 'string')
+    throw new FlagEvaluationError(`flag dependency value must be true, false or a variant key`);
 }

@@ -1,13 +1,17 @@
 // @sett/flags: PostHog-compatible feature flag evaluation, pure and synchronous.
-export { evaluateFlag, evaluateFlags, enrollmentPropertyKey } from './evaluate';
-export { requiredPersonProperties, requiredGroupProperties } from './required-properties';
+export { evaluateFlag, evaluateFlags, enrollmentPropertyKey, resolveDependency } from './evaluate';
+export { requiredPersonProperties, requiredGroupProperties, conditionFilters } from './required-properties';
+export { cohortClosure, cohortIdOf, cohortProperties } from './cohorts';
 export { flagHash } from './hash';
 export { matchingVariant, variantForHash, variantLookupTable } from './variants';
 export type { VariantRange } from './variants';
-export { matchProperty } from './property-match';
+export { PROPERTY_OPERATORS, matchProperty, regexProblem } from './property-match';
+export type { CompiledRegex } from './property-match';
 export { parseRelativeDate } from './dates';
 export { FlagEvaluationError } from './errors';
 export type {
+  CohortDefinition,
+  CohortPropertyGroup,
   EvaluateFlagsResult,
   EvaluationContext,
   FlagConditionGroup,

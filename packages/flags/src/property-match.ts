@@ -1,11 +1,13 @@
 // Matching one property filter against a property bag, with the semantics of PostHog's flag
 // service (rust/feature-flags properties/property_matching.rs) when every property of the
 // person or group is known: an absent property is simply absent, never "inconclusive".
+import { RE2JS } from 're2js';
 import { parseDateString, parsePropertyDate } from './dates';
 import { FlagEvaluationError } from './errors';
 import type { PropertyFilter } from './types';
 
-const OPERATORS = new Set([
+/** Every person/group property operator evaluation supports (management validates against it). */
+export const PROPERTY_OPERATORS = [
   'exact',
   'is_not',
   'is_set',
@@ -21,14 +23,11 @@ const OPERATORS = new Set([
   'is_date_before',
   'is_date_after',
   'is_date_exact',
-]);
+] as const;
+const OPERATORS: ReadonlySet<string> = new Set(PROPERTY_OPERATORS);
 
 // Rust's str::parse::<f64> grammar, so "10" compares as a number and "10abc" does not.
 const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
-// PostHog compiles patterns with a Python-flavoured engine; these two spellings are common in
-// PostHog filters and have direct JavaScript equivalents.
-const LEADING_INLINE_FLAGS = /^\(\?([imsx]+)\)/;
-const PYTHON_NAMED_GROUP = /\(\?P</g;
 
 /**
  * Throws FlagEvaluationError when the filter can never be evaluated here: cohort and flag
@@ -158,20 +157,31 @@ function matchDate(operator: string, actual: unknown, expected: unknown, now: Da
   return a === e;
 }
 
+// Flag patterns are written by project members and run against request-supplied values on the
+// one event loop every project shares, so they run on RE2 semantics (re2js, a pure JavaScript
+// port of RE2): time linear in the value's length whatever the pattern, no backtracking. It is
+// the syntax of PostHog's Rust flag service (the `regex` crate): `(?i)`, `(?P<name>...)`,
+// `(?<name>...)`, `\d`, classes; lookarounds and backreferences do not exist there and a pattern
+// using them is invalid (management refuses it; one already stored errors its flag).
+/** Matches a pattern anywhere in the text, like Python's re.search. */
+export interface CompiledRegex {
+  test(text: string): boolean;
+}
+
 // Compiled patterns by source text (or the error compiling it gave). Flag definitions hold few
-// distinct patterns and are evaluated on every request: compile each once. A non-global RegExp
+// distinct patterns and are evaluated on every request: compile each once. A compiled RE2JS
 // keeps no state between test() calls, so sharing one is safe. Bounded: cleared when full.
 const REGEX_CACHE_MAX = 1000;
-const regexCache = new Map<string, RegExp | FlagEvaluationError>();
+const regexCache = new Map<string, CompiledRegex | FlagEvaluationError>();
 
-function compileRegex(pattern: unknown): RegExp {
+function compileRegex(pattern: unknown): CompiledRegex {
   const text = repr(pattern);
   let compiled = regexCache.get(text);
   if (compiled === undefined) {
     try {
-      compiled = compileRegexUncached(text);
+      compiled = RE2JS.compile(text);
     } catch (err) {
-      compiled = err as FlagEvaluationError;
+      compiled = new FlagEvaluationError(`invalid regex ${JSON.stringify(text)}: ${(err as Error).message}`);
     }
     if (regexCache.size >= REGEX_CACHE_MAX) regexCache.clear();
     regexCache.set(text, compiled);
@@ -180,20 +190,16 @@ function compileRegex(pattern: unknown): RegExp {
   return compiled;
 }
 
-function compileRegexUncached(pattern: string): RegExp {
-  let source = repr(pattern);
-  let flags = '';
-  const inline = LEADING_INLINE_FLAGS.exec(source);
-  if (inline && !inline[1]!.includes('x')) {
-    flags = [...new Set(inline[1])].join('');
-    source = source.slice(inline[0].length);
-  }
+/**
+ * Why a `regex` / `not_regex` filter value cannot be evaluated (not valid RE2 syntax, e.g. a
+ * lookahead or a backreference), or undefined when it can. For validating flags when saved.
+ */
+export function regexProblem(pattern: unknown): string | undefined {
   try {
-    return new RegExp(source.replace(PYTHON_NAMED_GROUP, '(?<'), flags);
+    compileRegex(pattern);
+    return undefined;
   } catch (err) {
-    throw new FlagEvaluationError(
-      `invalid regex ${JSON.stringify(repr(pattern))}: ${(err as Error).message}`,
-    );
+    return (err as Error).message;
   }
 }
 

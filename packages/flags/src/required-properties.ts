@@ -1,10 +1,18 @@
 // Which stored properties a set of flags reads, so the decide service can skip the Postgres
 // read when the request already carries them (or when no flag needs any).
+import { cohortClosure, cohortIdOf } from './cohorts';
 import { enrollmentPropertyKey } from './evaluate';
-import type { FlagDefinition, PropertyFilter } from './types';
+import type { CohortDefinition, FlagDefinition, PropertyFilter } from './types';
 
-/** Person property keys read by active flags, super conditions and enrollment included. */
-export function requiredPersonProperties(flags: FlagDefinition[]): Set<string> {
+/**
+ * Person property keys read by active flags, super conditions and enrollment included, and the
+ * keys the property cohorts they name read (given the project's cohorts). Flag dependencies are
+ * not followed: the caller unites the keys of a flag's dependencies.
+ */
+export function requiredPersonProperties(
+  flags: FlagDefinition[],
+  cohorts?: ReadonlyMap<number, CohortDefinition>,
+): Set<string> {
   const keys = new Set<string>();
   for (const flag of live(flags)) {
     const aggregation = flag.filters.aggregation_group_type_index ?? null;
@@ -13,10 +21,18 @@ export function requiredPersonProperties(flags: FlagDefinition[]): Set<string> {
     for (const condition of flag.filters.super_groups?.slice(0, 1) ?? []) {
       for (const filter of condition.properties ?? []) keys.add(filter.key);
     }
+    const cohortIds: number[] = [];
     for (const filter of conditionFilters(flag)) {
-      if (filter.type === 'cohort' || filter.type === 'flag') continue;
+      if (filter.type === 'cohort') {
+        const id = cohortIdOf(filter);
+        if (id !== undefined) cohortIds.push(id);
+        continue;
+      }
+      if (filter.type === 'flag') continue;
       if (groupIndexOf(filter, aggregation) === null) keys.add(filter.key);
     }
+    if (cohorts && cohortIds.length > 0)
+      for (const k of cohortClosure(cohortIds, cohorts).personKeys) keys.add(k);
   }
   return keys;
 }
@@ -44,7 +60,7 @@ function live(flags: FlagDefinition[]): FlagDefinition[] {
   );
 }
 
-function conditionFilters(flag: FlagDefinition): PropertyFilter[] {
+export function conditionFilters(flag: FlagDefinition): PropertyFilter[] {
   const groups = Array.isArray(flag.filters.groups) ? flag.filters.groups : [];
   return groups.flatMap((condition) => (Array.isArray(condition?.properties) ? condition.properties : []));
 }

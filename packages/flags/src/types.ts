@@ -5,8 +5,28 @@ export interface PropertyFilter {
   key: string;
   value?: unknown;
   operator?: string;
-  type?: 'person' | 'group' | 'cohort' | string;
+  type?: 'person' | 'group' | 'cohort' | 'flag' | string;
   group_type_index?: number;
+  /** Inside cohort definitions: the leaf's result is inverted. */
+  negation?: boolean;
+  /** Local evaluation only: flag keys in evaluation order, for `type: "flag"` filters. */
+  dependency_chain?: string[];
+}
+
+/** A cohort's property tree, PostHog's `cohort.properties`: nested AND/OR groups. */
+export interface CohortPropertyGroup {
+  type?: 'AND' | 'OR' | string;
+  values?: Array<CohortPropertyGroup | PropertyFilter>;
+}
+
+/** A project's cohort as flags evaluate it (the Redis cohort list entry). */
+export interface CohortDefinition {
+  id: number;
+  name?: string;
+  /** `filters.properties` holds the property tree; static cohorts have none. */
+  filters: { properties?: CohortPropertyGroup } | null;
+  is_static: boolean;
+  version?: number;
 }
 
 export interface FlagConditionGroup {
@@ -58,6 +78,18 @@ export interface EvaluationContext {
   hashKeyOverrides?: Record<string, string>;
   /** Anchor for relative dates (`-7d`); defaults to the current time. */
   now?: Date;
+  /** The project's non-deleted cohorts by id; a flag naming one not here cannot be computed. */
+  cohorts?: ReadonlyMap<number, CohortDefinition>;
+  /**
+   * Ids of the static cohorts the person belongs to. Undefined when they were not looked up:
+   * a flag that needs one then cannot be computed.
+   */
+  staticCohorts?: ReadonlySet<number>;
+  /**
+   * Every non-deleted flag of the project (inactive ones too), by which `type: "flag"` filters
+   * resolve their dependency; defaults to the flags being evaluated.
+   */
+  dependencyFlags?: readonly FlagDefinition[];
 }
 
 export type FlagReasonCode =

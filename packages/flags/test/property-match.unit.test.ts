@@ -1,5 +1,5 @@
 // Every supported operator, with PostHog's server-side semantics for absent properties.
-import { FlagEvaluationError, matchProperty, type PropertyFilter } from '../src';
+import { FlagEvaluationError, matchProperty, regexProblem, type PropertyFilter } from '../src';
 
 const NOW = new Date('2024-03-31T12:00:00.000Z');
 const match = (filter: PropertyFilter, props: Record<string, unknown>): boolean =>
@@ -105,6 +105,43 @@ describe('regex / not_regex', () => {
   it('throws on an invalid pattern, even when the property is absent', () => {
     expect(() => match(f('regex', '(unclosed'), { k: 'x' })).toThrow(FlagEvaluationError);
     expect(() => match(f('not_regex', '[z-a]'), {})).toThrow(FlagEvaluationError);
+  });
+
+  // RE2 semantics: no backtracking, so a pattern that is catastrophic for a backtracking engine
+  // (native RegExp needs about a second for 27 characters here, doubling per character) costs
+  // time linear in the text. Whether it finished is the assertion; the timing is in
+  // `pnpm bench flags`.
+  it('runs catastrophic patterns in linear time (RE2, not backtracking)', () => {
+    for (const n of [10_000, 100_000]) {
+      const value = `${'a'.repeat(n)}!`;
+      expect(match(f('regex', '^(a+)+$'), { k: value })).toBe(false);
+      expect(match(f('not_regex', '^(a|aa)+$'), { k: value })).toBe(true);
+      expect(match(f('regex', '^(a+)+$'), { k: 'a'.repeat(n) })).toBe(true);
+      expect(match(f('regex', '(x+x+)+y'), { k: 'x'.repeat(n) })).toBe(false);
+    }
+  });
+
+  it('refuses what RE2 cannot run: lookarounds, backreferences, possessive and huge repeats', () => {
+    for (const pattern of ['(?=a)b', '(?!a)b', '(?<=a)b', '(?<!a)b', '(a)\\1', 'a++', 'a{1001}', '(?x) a']) {
+      expect(regexProblem(pattern)).toMatch(/invalid regex/);
+      expect(() => match(f('regex', pattern), { k: 'ab' })).toThrow(FlagEvaluationError);
+    }
+    for (const pattern of [
+      '^a.*b$',
+      '(?i)x',
+      '(?P<n>a)',
+      '(?<n>a)',
+      '[[:alpha:]]+',
+      '\\p{Greek}',
+      '(?s)a.b',
+    ]) {
+      expect(regexProblem(pattern)).toBeUndefined();
+    }
+  });
+
+  it('keeps a non-string pattern value as its JSON text, like PostHog', () => {
+    expect(match(f('regex', 5), { k: 'v5' })).toBe(true);
+    expect(regexProblem(['a'])).toBeUndefined();
   });
 });
 

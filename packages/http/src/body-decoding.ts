@@ -2,11 +2,14 @@
 // SDKs send them: plain JSON (application/json or text/plain), gzip (Content-Encoding: gzip,
 // ?compression=gzip-js, or gzip magic bytes), lz-string base64 (`compression=lz64`, usually as a
 // `data=` form field), plain base64 (`data=` form fields, or a bare base64 body), and JSON sent
-// as a form (curl -d). Inflation is capped so a zip bomb cannot exhaust memory.
+// as a form (curl -d). Every decoding step is capped while it runs, not after: gzip through
+// zlib's maxOutputLength (inflation stops at the first chunk past the cap, off the event loop),
+// lz64 through our own decoder that counts its output (lz64.ts), base64 by its decoded size
+// before decoding. A bomb therefore costs at most the cap in memory and time linear in the cap.
 import { gunzip } from 'node:zlib';
 import { promisify } from 'node:util';
-import { decompressFromBase64 } from 'lz-string';
 import { PayloadTooLargeError, ValidationError } from './errors';
+import { decompressLz64 } from './lz64';
 
 const gunzipAsync = promisify(gunzip) as (buf: Buffer, opts: { maxOutputLength: number }) => Promise<Buffer>;
 
@@ -24,6 +27,10 @@ export type DecodeLimits = {
 };
 
 const invalid = (detail: string) => new ValidationError(detail, null, 'invalid_payload');
+const tooLarge = (limits: DecodeLimits) =>
+  new PayloadTooLargeError(
+    `Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`,
+  );
 
 function isGzip(buf: Buffer): boolean {
   return buf.length >= 2 && buf[0] === 0x1f && buf[1] === 0x8b;
@@ -31,41 +38,32 @@ function isGzip(buf: Buffer): boolean {
 
 async function inflate(buf: Buffer, limits: DecodeLimits): Promise<Buffer> {
   try {
+    // zlib stops inflating (and frees what it has) at the first output chunk past the limit.
     return await gunzipAsync(buf, { maxOutputLength: limits.maxInflatedBytes });
   } catch (error) {
     const e = error as NodeJS.ErrnoException;
-    if (e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) {
-      throw new PayloadTooLargeError(
-        `Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`,
-      );
-    }
+    if (e.code === 'ERR_BUFFER_TOO_LARGE' || e instanceof RangeError) throw tooLarge(limits);
     throw invalid(`Could not decompress the gzip request body: ${e.message}`);
   }
 }
 
 function decodeLz64(data: string, limits: DecodeLimits): string {
-  // lz-string cannot stop half way; its input is bounded by the wire limit and the result is
-  // checked before anything else holds on to it.
-  let out: string | null;
-  try {
-    out = decompressFromBase64(data);
-  } catch {
-    out = null;
-  }
-  if (out === null || out === '') throw invalid('Could not decompress the lz64 request body.');
-  if (out.length > limits.maxInflatedBytes) {
-    throw new PayloadTooLargeError(
-      `Decompressed request body must be smaller than ${limits.maxInflatedBytes} bytes.`,
-    );
-  }
-  return out;
+  const result = decompressLz64(data, limits.maxInflatedBytes);
+  if (result.kind === 'too_large') throw tooLarge(limits);
+  if (result.kind === 'invalid' || result.text === '')
+    throw invalid('Could not decompress the lz64 request body.');
+  return result.text;
 }
 
-function decodeBase64(data: string): string {
+const BASE64 = /^[A-Za-z0-9+/=_-]*$/;
+
+function decodeBase64(data: string, limits: DecodeLimits): string {
   const trimmed = data.trim();
   // Some SDKs post `data=<json>` without encoding it.
   if (trimmed.startsWith('{') || trimmed.startsWith('[')) return trimmed;
-  if (!/^[A-Za-z0-9+/=_-]*$/.test(trimmed)) throw invalid('The data field is neither JSON nor base64.');
+  // Four characters make at most three bytes: refuse before decoding anything.
+  if (Math.floor((trimmed.length * 3) / 4) > limits.maxInflatedBytes) throw tooLarge(limits);
+  if (!BASE64.test(trimmed)) throw invalid('The data field is neither JSON nor base64.');
   return Buffer.from(trimmed, 'base64').toString('utf8');
 }
 
@@ -121,12 +119,14 @@ export async function decodeBody(body: EncodedBody, limits: DecodeLimits): Promi
     if (data === undefined) throw invalid('Form body has no data field.');
     compression = (form.get('compression') ?? compression)?.toLowerCase();
     text =
-      compression === 'lz64' || compression === 'lz-string' ? decodeLz64(data, limits) : decodeBase64(data);
+      compression === 'lz64' || compression === 'lz-string'
+        ? decodeLz64(data, limits)
+        : decodeBase64(data, limits);
   } else if (compression === 'lz64' || compression === 'lz-string') {
     text = decodeLz64(text.trim(), limits);
   } else if (compression === 'base64' || !looksLikeJson(text)) {
     // Browser SDKs may post a bare base64 body (compression=base64, or no hint at all).
-    text = decodeBase64(text);
+    text = decodeBase64(text, limits);
   }
   return parseJson(text);
 }

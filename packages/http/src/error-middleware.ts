@@ -15,6 +15,9 @@ interface BodyParserError extends Error {
 
 export function toSettError(err: unknown): SettError | undefined {
   if (err instanceof SettError) return err;
+  // The router decodes path parameters with decodeURIComponent: `%E0%A4%A` throws here.
+  if (err instanceof URIError)
+    return new ValidationError('The path has malformed percent-encoding.', 'path', 'invalid_path');
   const e = err as BodyParserError;
   if (e && typeof e === 'object') {
     if (e.type === 'entity.too.large' || e.status === 413) return new PayloadTooLargeError();

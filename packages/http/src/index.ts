@@ -12,10 +12,25 @@ export {
 } from './errors';
 export type { ErrorBody, ErrorType } from './errors';
 export { errorMiddleware, notFoundHandler, sendError, toSettError } from './error-middleware';
-export { createMetricsRegistry, httpMetricsMiddleware, prom } from './metrics';
+export {
+  createMetricsRegistry,
+  httpMetricsMiddleware,
+  httpRequestObserver,
+  methodLabel,
+  prom,
+  UNMATCHED_ROUTE,
+} from './metrics';
+export type { HttpRequestObserver } from './metrics';
 export { createServiceApp, startService } from './service';
 export type { ServiceAppOptions, StartOptions, RunningService, ReadinessCheck } from './service';
-export { resolveWorkers, notifyWorkerReady, runClusterPrimary } from './cluster';
+export {
+  resolveWorkers,
+  notifyWorkerReady,
+  runClusterPrimary,
+  clusterMetrics,
+  shareMetricsWithPrimary,
+} from './cluster';
 export { decodeBody } from './body-decoding';
 export type { EncodedBody, DecodeLimits } from './body-decoding';
 export { setCorsHeaders, corsMiddleware } from './cors';
+export { bearerToken } from './bearer';

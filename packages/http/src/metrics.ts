@@ -1,9 +1,29 @@
 // Prometheus metrics: one registry per service, default process metrics, and an HTTP request
-// counter/histogram labelled by route (the express route pattern, not the raw URL).
+// counter/histogram. Every label value comes from a fixed set, so no request can add a time
+// series: `route` is the matched express route template (or a fast path's fixed route), and
+// everything that matched no route (404s, 405s before a route, preflights, body errors raised
+// by middleware) shares `unmatched`; an unusual method is counted as `OTHER`.
 import client from 'prom-client';
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 
 export { client as prom };
+
+/** The route label of every request that matched no route template. */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+export function methodLabel(method: string | undefined): string {
+  return method !== undefined && METHODS.has(method) ? method : 'OTHER';
+}
+
+function routeLabel(req: Request): string {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof path === 'string') return path;
+  if (Array.isArray(path)) return path.map(String).join(',');
+  if (path instanceof RegExp) return String(path);
+  return UNMATCHED_ROUTE;
+}
 
 export function createMetricsRegistry(service: string): client.Registry {
   const registry = new client.Registry();
@@ -12,28 +32,47 @@ export function createMetricsRegistry(service: string): client.Registry {
   return registry;
 }
 
+/** Counts one answered request; `route` must be a template or UNMATCHED_ROUTE, never a raw path. */
+export type HttpRequestObserver = (
+  method: string | undefined,
+  route: string,
+  status: number,
+  seconds: number,
+) => void;
+
+/** The HTTP request metrics of a registry, created on first use and shared by every caller
+ * (the express middleware and the services' node:http fast paths). */
+export function httpRequestObserver(registry: client.Registry): HttpRequestObserver {
+  const requests =
+    (registry.getSingleMetric('http_requests_total') as client.Counter | undefined) ??
+    new client.Counter({
+      name: 'http_requests_total',
+      help: 'HTTP requests by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [registry],
+    });
+  const duration =
+    (registry.getSingleMetric('http_request_duration_seconds') as client.Histogram | undefined) ??
+    new client.Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request duration by route',
+      labelNames: ['method', 'route'],
+      buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [registry],
+    });
+  return (method, route, status, seconds) => {
+    const labels = { method: methodLabel(method), route };
+    requests.inc({ ...labels, status: String(status) });
+    duration.observe(labels, seconds);
+  };
+}
+
 export function httpMetricsMiddleware(registry: client.Registry): RequestHandler {
-  const requests = new client.Counter({
-    name: 'http_requests_total',
-    help: 'HTTP requests by route and status',
-    labelNames: ['method', 'route', 'status'],
-    registers: [registry],
-  });
-  const duration = new client.Histogram({
-    name: 'http_request_duration_seconds',
-    help: 'HTTP request duration by route',
-    labelNames: ['method', 'route'],
-    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
-    registers: [registry],
-  });
+  const observe = httpRequestObserver(registry);
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
-      const route =
-        (req.route?.path as string | undefined) ?? (res.statusCode === 404 ? 'unmatched' : req.path);
-      const labels = { method: req.method, route: String(route) };
-      requests.inc({ ...labels, status: String(res.statusCode) });
-      duration.observe(labels, Number(process.hrtime.bigint() - start) / 1e9);
+      observe(req.method, routeLabel(req), res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
     });
     next();
   };

@@ -1,12 +1,15 @@
 // The lifecycle every Sett HTTP service shares: /_health (alive), /_ready (dependencies
 // reachable), /_metrics, one "ready" log line, and a graceful SIGTERM: stop accepting, let
 // in-flight requests finish, then close the service's own resources.
+import cluster from 'node:cluster';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type Router } from 'express';
 import type client from 'prom-client';
 import type { Logger } from '@sett/logger';
+import { clusterMetrics, shareMetricsWithPrimary } from './cluster';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
+import { ServiceUnavailableError } from './errors';
 import { httpMetricsMiddleware } from './metrics';
 
 export type ReadinessCheck = () => Promise<void>;
@@ -61,8 +64,17 @@ export function createServiceApp(opts: ServiceAppOptions): Express {
     const ready = Object.values(checks).every((c) => c.ok);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', service: opts.name, checks });
   });
+  // A cluster worker answers with every worker's metrics, summed by the primary (cluster.ts).
+  shareMetricsWithPrimary(opts.registry);
   app.get('/_metrics', async (_req, res) => {
-    res.set('Content-Type', opts.registry.contentType).send(await opts.registry.metrics());
+    let text: string;
+    try {
+      text = cluster.isWorker ? await clusterMetrics() : await opts.registry.metrics();
+    } catch (err) {
+      opts.logger.warn('could not collect metrics', { err: (err as Error).message });
+      throw new ServiceUnavailableError('Metrics are not available, retry later.');
+    }
+    res.set('Content-Type', opts.registry.contentType).send(text);
   });
   app.use(httpMetricsMiddleware(opts.registry));
   if (opts.logger.isDebugEnabled()) {

@@ -27,6 +27,9 @@ describe('service shell', () => {
     routes.get('/forbidden', () => {
       throw new ForbiddenError("API key missing required scope 'user:read'");
     });
+    routes.get('/things/:id', (req, res) => {
+      res.json({ id: req.params.id });
+    });
     routes.get('/boom', () => {
       throw new Error('secret internals');
     });
@@ -92,6 +95,13 @@ describe('service shell', () => {
       body: JSON.stringify({ a: 'x'.repeat(5000) }),
     });
     expect(big.status).toBe(413);
+  });
+
+  it('answers 400 to malformed percent-encoding in a path parameter', async () => {
+    expect(await (await fetch(`${base}/things/a%20b`)).json()).toEqual({ id: 'a b' });
+    const res = await fetch(`${base}/things/%E0%A4%A`);
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ type: 'validation_error', code: 'invalid_path', attr: 'path' });
   });
 
   it('hides internals of unexpected errors behind an error id', async () => {

@@ -7,7 +7,19 @@
 // flight by default); when the request is answered, a batch whose linger has expired, or any
 // waiting batch, goes out at once. Under load batches grow with the round trip instead of
 // queueing up as many small linger-sized ones.
-import { CompressionTypes, type IHeaders, type Kafka, type Message, type Producer } from 'kafkajs';
+//
+// Health: every produce request's outcome is recorded (last success, last failure, failures in a
+// row), and checkReady() turns that into a readiness answer: failing while recent requests
+// failed, ready while recent ones succeeded, and when idle a cheap metadata probe, bounded in
+// time, so readiness follows the broker without traffic.
+import {
+  CompressionTypes,
+  type Admin,
+  type IHeaders,
+  type Kafka,
+  type Message,
+  type Producer,
+} from 'kafkajs';
 import { silentLogger, type KafkaLogger } from './types';
 import { SettPartitioner } from './partitioner';
 
@@ -51,6 +63,8 @@ export type BatchingProducerOptions = {
    */
   maxInFlightRequests?: number;
   logger?: KafkaLogger;
+  /** How checkReady() decides (defaults in ReadinessPolicy). */
+  readiness?: ReadinessPolicy;
 };
 
 export type BatchingProducerStats = {
@@ -66,6 +80,30 @@ export type BatchingProducerStats = {
   inFlight: number;
 };
 
+/** What the last produce requests (and readiness probes) said about the broker. Times are ms since epoch. */
+export type ProducerHealth = {
+  connected: boolean;
+  lastSuccessAt: number | null;
+  lastFailureAt: number | null;
+  /** Failed produce requests, timed-out sends and failed probes since the last success. */
+  consecutiveFailures: number;
+  lastError: string | null;
+};
+
+export type ReadinessPolicy = {
+  /** A produce request acknowledged this recently, with none failing since, means ready (default 2 s). */
+  freshMs?: number;
+  /** After a failure, answer not ready for this long before probing again (default 2 s). */
+  failureHoldMs?: number;
+  /** The longest a readiness check waits for its probe (default 1.5 s). */
+  probeTimeoutMs?: number;
+  /** A probe's answer is reused for this long, so frequent checks cost one request (default 1 s). */
+  probeCacheMs?: number;
+  /** Topics whose metadata the probe fetches; each partition must have a leader (default none). */
+  probeTopics?: string[];
+  now?: () => number;
+};
+
 export type BatchingProducer = {
   connect(): Promise<void>;
   send(topic: string, messages: ProducerMessage[]): Promise<void>;
@@ -75,6 +113,12 @@ export type BatchingProducer = {
   disconnect(): Promise<void>;
   isConnected(): boolean;
   stats(): BatchingProducerStats;
+  health(): ProducerHealth;
+  /**
+   * Resolves when the producer can be expected to produce, rejects with the reason otherwise;
+   * never waits longer than the policy's probeTimeoutMs (see ReadinessPolicy).
+   */
+  checkReady(): Promise<void>;
   /** The underlying kafkajs producer, for instrumentation events (producer.events.REQUEST). */
   producer: Producer;
 };
@@ -95,6 +139,8 @@ type Batch = {
 };
 
 const RECORD_OVERHEAD_BYTES = 32;
+/** A readiness probe still running after this long is replaced by a fresh one. */
+const ABANDON_PROBE_AFTER_MS = 10_000;
 
 const emptyBatch = (): Batch => ({ byTopic: new Map(), messages: 0, bytes: 0, calls: new Set() });
 
@@ -150,6 +196,29 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
     messagesFailed: 0,
     sendsTimedOut: 0,
     largestBatch: 0,
+  };
+
+  const policy = options.readiness ?? {};
+  const now = policy.now ?? Date.now;
+  const freshMs = policy.freshMs ?? 2000;
+  const failureHoldMs = policy.failureHoldMs ?? 2000;
+  const probeTimeoutMs = policy.probeTimeoutMs ?? 1500;
+  const probeCacheMs = policy.probeCacheMs ?? 1000;
+  const probeTopics = policy.probeTopics ?? [];
+  const health = {
+    lastSuccessAt: null as number | null,
+    lastFailureAt: null as number | null,
+    consecutiveFailures: 0,
+    lastError: null as string | null,
+  };
+  const recordSuccess = (): void => {
+    health.lastSuccessAt = now();
+    health.consecutiveFailures = 0;
+  };
+  const recordFailure = (message: string): void => {
+    health.lastFailureAt = now();
+    health.consecutiveFailures++;
+    health.lastError = message;
   };
 
   const fail = (call: Call, error: ProduceError): void => {
@@ -216,6 +285,7 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
       });
       request.catch(() => undefined);
       await Promise.race([request, timeout]);
+      recordSuccess();
       counters.messagesAcked += batch.messages;
       for (const call of batch.calls) {
         if (call.settled) continue;
@@ -233,6 +303,7 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
         error instanceof ProduceError
           ? error
           : new ProduceError('broker', `produce request failed: ${(error as Error).message}`, error);
+      recordFailure(produceError.message);
       logger.warn('kafka produce request failed', { messages: batch.messages, error: produceError.message });
       for (const call of batch.calls) fail(call, produceError);
     } finally {
@@ -270,7 +341,9 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
       };
       call.timer = setTimeout(() => {
         counters.sendsTimedOut++;
-        fail(call, new ProduceError('timeout', `send not acknowledged within ${sendTimeoutMs} ms`));
+        const error = new ProduceError('timeout', `send not acknowledged within ${sendTimeoutMs} ms`);
+        recordFailure(error.message);
+        fail(call, error);
       }, sendTimeoutMs);
 
       messages.forEach((m, i) => {
@@ -297,6 +370,90 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
     });
   };
 
+  // The probe: one metadata request on an admin client of our own (created on first use). One
+  // at a time; concurrent checks share it and its answer is reused for probeCacheMs. A probe
+  // stuck in kafkajs's own retries longer than ABANDON_PROBE_AFTER_MS is forgotten, its late
+  // answer ignored, so a hung connection cannot pin readiness.
+  let admin: Admin | undefined;
+  let probing: { promise: Promise<void>; startedAt: number } | undefined;
+  let lastProbe: { at: number; error: string | null } | undefined;
+
+  const runProbe = async (): Promise<void> => {
+    admin ??= options.kafka.admin();
+    await admin.connect();
+    const { topics } = await admin.fetchTopicMetadata({ topics: probeTopics });
+    for (const topic of topics) {
+      const leaderless = topic.partitions.filter((p) => p.leader < 0 || p.partitionErrorCode !== 0);
+      if (topic.partitions.length === 0 || leaderless.length > 0)
+        throw new Error(`topic ${topic.name} has ${leaderless.length} partitions without a leader`);
+    }
+  };
+
+  const startProbe = (): Promise<void> => {
+    const startedAt = now();
+    const promise = runProbe().then(
+      () => {
+        if (probing?.promise !== promise) return;
+        lastProbe = { at: now(), error: null };
+        recordSuccess();
+      },
+      (error: unknown) => {
+        const message = `probe failed: ${(error as Error).message}`;
+        if (probing?.promise === promise) {
+          lastProbe = { at: now(), error: message };
+          recordFailure(message);
+        }
+        throw new Error(message);
+      },
+    );
+    void promise
+      .catch(() => undefined)
+      .finally(() => {
+        if (probing?.promise === promise) probing = undefined;
+      });
+    probing = { promise, startedAt };
+    return promise;
+  };
+
+  const checkReady = async (): Promise<void> => {
+    if (!connected || closing) throw new Error('producer is not connected');
+    const t = now();
+    if (
+      health.consecutiveFailures > 0 &&
+      health.lastFailureAt !== null &&
+      t - health.lastFailureAt < failureHoldMs
+    )
+      throw new Error(
+        `kafka: ${health.consecutiveFailures} failed produce request(s), send(s) or probe(s) in a row, last: ${health.lastError}`,
+      );
+    if (
+      health.consecutiveFailures === 0 &&
+      health.lastSuccessAt !== null &&
+      t - health.lastSuccessAt < freshMs
+    )
+      return;
+    if (lastProbe && t - lastProbe.at < probeCacheMs) {
+      if (lastProbe.error) throw new Error(lastProbe.error);
+      return;
+    }
+    if (probing && t - probing.startedAt > ABANDON_PROBE_AFTER_MS) probing = undefined;
+    const promise = probing?.promise ?? startProbe();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    try {
+      await Promise.race([
+        promise,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () => reject(new Error(`probe not answered within ${probeTimeoutMs} ms`)),
+            probeTimeoutMs,
+          );
+        }),
+      ]);
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+
   const flush = async (): Promise<void> => {
     seal();
     // Batches queued behind the in-flight limit are not in `unsettled` yet: loop until drained.
@@ -316,9 +473,13 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
       closing = true;
       await flush();
       await producer.disconnect();
+      probing = undefined;
+      await admin?.disconnect().catch(() => undefined);
       connected = false;
     },
     isConnected: () => connected && !closing,
+    health: () => ({ connected: connected && !closing, ...health }),
+    checkReady,
     stats: () => ({
       ...counters,
       pendingMessages: current.messages + queue.reduce((n, b) => n + b.messages, 0),

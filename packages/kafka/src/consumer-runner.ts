@@ -2,7 +2,13 @@
 // its offsets only after handleBatch resolved: the ingestion worker writes to Postgres inside
 // handleBatch, so a commit means the work is durable (at-least-once; inserts are idempotent on
 // the event uuid). A failed batch is not committed and is fetched again after a backoff.
-import type { Admin, Consumer, Kafka, KafkaMessage, RetryOptions } from 'kafkajs';
+//
+// The member never stays down: whatever crashes the kafkajs consumer (a handler throwing a
+// TypeError, retries exhausted, the broker unreachable while joining) makes the runner restart
+// it itself, with exponential backoff (1 s doubling to 30 s, back to 1 s once a batch was
+// committed or the member lived a while), logging and reporting each restart. status() says
+// whether the member is really consuming: joined, and a fetch or a heartbeat succeeded recently.
+import type { Admin, Consumer, EachBatchHandler, Kafka, KafkaMessage, RetryOptions } from 'kafkajs';
 import { silentLogger, type KafkaLogger } from './types';
 
 export type ConsumerBatch = {
@@ -45,7 +51,28 @@ export type ConsumerRunnerOptions = {
   fromBeginning?: boolean;
   /** Backoff between retries of a failed batch (kafkajs retry options). */
   retry?: RetryOptions;
+  /** Backoff between restarts of a crashed consumer (default 1 s doubling to 30 s). */
+  restart?: { initialMs?: number; maxMs?: number };
+  /**
+   * Without a successful fetch or heartbeat for this long the member is reported as not
+   * consuming (broker unreachable, coordinator lost). Default: the session timeout.
+   */
+  stallTimeoutMs?: number;
+  /** Called on each restart scheduled after a crash (metrics). */
+  onRestart?: (info: { groupId: string; restarts: number; delayMs: number; reason: string }) => void;
   logger?: KafkaLogger;
+};
+
+export type ConsumerState = 'idle' | 'starting' | 'consuming' | 'restarting' | 'stopped';
+
+export type ConsumerStatus = {
+  /** Joined and fetching or heartbeating: what readiness asks. */
+  consuming: boolean;
+  state: ConsumerState;
+  /** Why it is not consuming, when it is not. */
+  reason?: string;
+  /** Restarts after crashes since start(). */
+  restarts: number;
 };
 
 export type ConsumerRunner = {
@@ -53,7 +80,9 @@ export type ConsumerRunner = {
   /** Lets the in-flight batch finish and commit, then leaves the group and disconnects. */
   stop(): Promise<void>;
   lag(): Promise<PartitionLag[]>;
+  /** True from start() until stop(), whatever the member's state (see status()). */
   isRunning(): boolean;
+  status(): ConsumerStatus;
   /** The underlying kafkajs consumer, for instrumentation events. */
   consumer: Consumer;
 };
@@ -63,22 +92,77 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   const heartbeatInterval = options.heartbeatInterval ?? 3000;
   const { groupId, topics, kafka } = options;
 
+  const sessionTimeout = options.sessionTimeout ?? 30000;
+  const stallMs = options.stallTimeoutMs ?? sessionTimeout;
+  const restartInitialMs = options.restart?.initialMs ?? 1000;
+  const restartMaxMs = options.restart?.maxMs ?? 30_000;
+
   const consumer = kafka.consumer({
     groupId,
-    sessionTimeout: options.sessionTimeout ?? 30000,
+    sessionTimeout,
     heartbeatInterval,
     maxWaitTimeInMs: options.maxWaitTimeInMs ?? 1000,
     maxBytesPerPartition: options.maxBytesPerPartition,
     allowAutoTopicCreation: false,
-    // Exhausted retries crash the consumer, which kafkajs then restarts (rejoining the group)
-    // and which resumes from the last committed offset, so a failing batch is retried forever
-    // at a bounded pace.
-    retry: options.retry ?? { initialRetryTime: 300, maxRetryTime: 10_000, retries: 10 },
+    // A failing batch is retried by kafkajs at a bounded pace; exhausted retries (or an error
+    // kafkajs deems unrecoverable, like a TypeError) crash the consumer, and restarting it is
+    // then always ours (restartOnFailure false): kafkajs alone would not restart on a
+    // TypeError/RangeError, and it would restart the others without backoff or readiness.
+    // A restarted member resumes from the last committed offset.
+    retry: {
+      ...(options.retry ?? { initialRetryTime: 300, maxRetryTime: 10_000, retries: 10 }),
+      restartOnFailure: async () => false,
+    },
   });
 
   let running = false;
+  let stopping = false;
+  let state: ConsumerState = 'idle';
+  let reason: string | undefined = 'not started';
+  let lastAlive = 0;
+  let startedAt = 0;
+  let restarts = 0;
+  let restartDelay = restartInitialMs;
+  let restartTimer: NodeJS.Timeout | undefined;
+  let starting: Promise<void> | undefined;
   let admin: Admin | undefined;
   let adminConnecting: Promise<Admin> | undefined;
+
+  const alive = () => {
+    lastAlive = Date.now();
+  };
+  for (const event of [
+    consumer.events.FETCH,
+    consumer.events.HEARTBEAT,
+    consumer.events.START_BATCH_PROCESS,
+    consumer.events.COMMIT_OFFSETS,
+  ])
+    consumer.on(event, alive);
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    alive();
+    if (state !== 'starting' && state !== 'consuming') return;
+    state = 'consuming';
+    reason = undefined;
+  });
+
+  const scheduleRestart = (why: string) => {
+    if (stopping || restartTimer) return;
+    state = 'restarting';
+    reason = why;
+    // A member that lived a while (without committing: an idle topic) starts the backoff over.
+    if (Date.now() - startedAt > restartMaxMs * 2) restartDelay = restartInitialMs;
+    const delayMs = restartDelay;
+    restartDelay = Math.min(restartMaxMs, restartDelay * 2);
+    restarts++;
+    logger.warn('kafka consumer restarting', { groupId, inMs: delayMs, restarts, reason: why });
+    options.onRestart?.({ groupId, restarts, delayMs, reason: why });
+    restartTimer = setTimeout(() => {
+      restartTimer = undefined;
+      starting = connectAndRun().finally(() => {
+        starting = undefined;
+      });
+    }, delayMs);
+  };
 
   consumer.on(consumer.events.CRASH, ({ payload }) => {
     logger.error('kafka consumer crashed', {
@@ -86,67 +170,108 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       error: payload.error.message,
       restart: payload.restart,
     });
+    scheduleRestart(`crashed: ${payload.error.message}`);
   });
 
-  const start = async (): Promise<void> => {
-    await consumer.connect();
-    await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? true });
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
-      eachBatch: async ({
-        batch,
-        resolveOffset,
-        heartbeat,
-        commitOffsetsIfNecessary,
-        isRunning,
-        isStale,
-      }) => {
-        if (batch.isEmpty() || !isRunning() || isStale()) return;
-        const { topic, partition } = batch;
-        const started = Date.now();
-        // kafkajs only heartbeats between batches; a long database write must not cost us the
-        // partition. heartbeat() itself skips the request until heartbeatInterval has passed.
-        const beat = setInterval(() => {
-          heartbeat().catch((error: Error) =>
-            logger.debug('heartbeat during batch failed', { groupId, error: error.message }),
-          );
-        }, heartbeatInterval);
-        try {
-          await options.handleBatch(
-            { topic, partition, highWatermark: batch.highWatermark, messages: batch.messages },
-            { heartbeat, isRunning, isStale },
-          );
-        } catch (error) {
-          logger.error('batch handler failed; offsets not committed, the batch will be retried', {
-            groupId,
-            topic,
-            partition,
-            firstOffset: batch.firstOffset(),
-            lastOffset: batch.lastOffset(),
-            error: (error as Error).message,
-          });
-          throw error;
-        } finally {
-          clearInterval(beat);
-        }
-        const lastOffset = batch.lastOffset();
-        resolveOffset(lastOffset);
-        // A committed offset names the next message to read, hence +1.
-        const next = (BigInt(lastOffset) + 1n).toString();
-        await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: next }] }] });
-        logger.debug('batch committed', {
-          groupId,
-          topic,
-          partition,
-          messages: batch.messages.length,
-          committed: next,
-          ms: Date.now() - started,
-        });
-      },
+  const eachBatch: EachBatchHandler = async ({
+    batch,
+    resolveOffset,
+    heartbeat,
+    commitOffsetsIfNecessary,
+    isRunning,
+    isStale,
+  }) => {
+    if (batch.isEmpty() || !isRunning() || isStale()) return;
+    const { topic, partition } = batch;
+    const started = Date.now();
+    // kafkajs only heartbeats between batches; a long database write must not cost us the
+    // partition. heartbeat() itself skips the request until heartbeatInterval has passed.
+    const beat = setInterval(() => {
+      heartbeat().catch((error: Error) =>
+        logger.debug('heartbeat during batch failed', { groupId, error: error.message }),
+      );
+    }, heartbeatInterval);
+    try {
+      await options.handleBatch(
+        { topic, partition, highWatermark: batch.highWatermark, messages: batch.messages },
+        { heartbeat, isRunning, isStale },
+      );
+    } catch (error) {
+      logger.error('batch handler failed; offsets not committed, the batch will be retried', {
+        groupId,
+        topic,
+        partition,
+        firstOffset: batch.firstOffset(),
+        lastOffset: batch.lastOffset(),
+        error: (error as Error).message,
+      });
+      throw error;
+    } finally {
+      clearInterval(beat);
+    }
+    const lastOffset = batch.lastOffset();
+    resolveOffset(lastOffset);
+    // A committed offset names the next message to read, hence +1.
+    const next = (BigInt(lastOffset) + 1n).toString();
+    await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: next }] }] });
+    // Consuming again: the next crash restarts after the shortest delay.
+    restartDelay = restartInitialMs;
+    logger.debug('batch committed', {
+      groupId,
+      topic,
+      partition,
+      messages: batch.messages.length,
+      committed: next,
+      ms: Date.now() - started,
     });
+  };
+
+  /** One attempt to (re)join: failures schedule the next attempt, they never throw. */
+  const connectAndRun = async (): Promise<void> => {
+    if (stopping) return;
+    state = 'starting';
+    reason = 'joining the consumer group';
+    startedAt = Date.now();
+    try {
+      // After a crash kafkajs has disconnected already; after a failed connect this cleans up.
+      if (restarts > 0) await consumer.disconnect().catch(() => undefined);
+      await consumer.connect();
+      await consumer.subscribe({ topics, fromBeginning: options.fromBeginning ?? true });
+      // Resolves once joined; a failed join crashes (CRASH event) instead of rejecting.
+      await consumer.run({
+        autoCommit: false,
+        eachBatchAutoResolve: false,
+        partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
+        eachBatch,
+      });
+    } catch (error) {
+      logger.error('kafka consumer failed to start', { groupId, error: (error as Error).message });
+      scheduleRestart(`start failed: ${(error as Error).message}`);
+    }
+  };
+
+  const start = async (): Promise<void> => {
+    stopping = false;
     running = true;
+    restarts = 0;
+    restartDelay = restartInitialMs;
+    starting = connectAndRun().finally(() => {
+      starting = undefined;
+    });
+    await starting;
+  };
+
+  const status = (): ConsumerStatus => {
+    if (state !== 'consuming') return { consuming: false, state, reason, restarts };
+    const silentMs = Date.now() - lastAlive;
+    if (silentMs > stallMs)
+      return {
+        consuming: false,
+        state,
+        reason: `no successful fetch or heartbeat for ${silentMs} ms (broker unreachable?)`,
+        restarts,
+      };
+    return { consuming: true, state, restarts };
   };
 
   const getAdmin = (): Promise<Admin> => {
@@ -191,12 +316,18 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
 
   const stop = async (): Promise<void> => {
     running = false;
+    stopping = true;
+    clearTimeout(restartTimer);
+    restartTimer = undefined;
+    await starting?.catch(() => undefined);
     // disconnect() stops the runner first, which waits for the in-flight batch (and its commit).
     await consumer.disconnect();
+    state = 'stopped';
+    reason = 'stopped';
     const a = admin ?? (adminConnecting ? await adminConnecting.catch(() => undefined) : undefined);
     admin = undefined;
     await a?.disconnect();
   };
 
-  return { start, stop, lag, isRunning: () => running, consumer };
+  return { start, stop, lag, isRunning: () => running, status, consumer };
 }

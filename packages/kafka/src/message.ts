@@ -96,6 +96,13 @@ export type DeadLetterMessage = {
   value: string | null;
   value_encoding: 'utf8' | 'base64';
   failed_at: string;
+  /**
+   * Set when the original was too large to wrap within the Kafka message limit: `value` then
+   * holds only its beginning, `value_bytes` its full size, and the whole original stays in the
+   * source topic at `topic`/`partition`/`offset` until retention removes it.
+   */
+  value_truncated?: true;
+  value_bytes?: number;
 };
 
 export function createDeadLetterMessage(input: {
@@ -120,6 +127,23 @@ export function createDeadLetterMessage(input: {
   };
 }
 
-export function encodeDeadLetterMessage(message: DeadLetterMessage): string {
-  return JSON.stringify(message);
+/** How much of an oversized original a truncated dead letter keeps (enough to recognise it). */
+export const DEAD_LETTER_TRUNCATED_PREFIX = 64 * 1024;
+
+/**
+ * JSON of the dead letter, at most `maxBytes` long. Wrapping escapes the original (quotes
+ * double), so a message near the broker's limit can come out over it; Kafka would refuse that
+ * record and the partition could never move past it. Such a letter keeps a prefix of the value.
+ */
+export function encodeDeadLetterMessage(message: DeadLetterMessage, maxBytes = Infinity): string {
+  const full = JSON.stringify(message);
+  if (full.length <= maxBytes / 3 || Buffer.byteLength(full) <= maxBytes) return full;
+  const value = message.value ?? '';
+  return JSON.stringify({
+    ...message,
+    value: value.slice(0, Math.min(DEAD_LETTER_TRUNCATED_PREFIX, Math.floor(maxBytes / 8))),
+    value_truncated: true,
+    value_bytes:
+      message.value_encoding === 'base64' ? Buffer.from(value, 'base64').length : Buffer.byteLength(value),
+  });
 }

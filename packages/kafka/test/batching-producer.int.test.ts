@@ -3,7 +3,7 @@
 import type { Kafka } from 'kafkajs';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
 import { createBatchingProducer, createKafka, ProduceError, type BatchingProducer } from '../src';
-import { readAll } from './helpers';
+import { readAll, waitFor } from './helpers';
 
 jest.setTimeout(60000);
 
@@ -204,4 +204,68 @@ it('rejects sends when the broker process is gone', async () => {
   await expect(producer.send('stopped', [{ key: 'k', value: 'after' }])).rejects.toBeInstanceOf(ProduceError);
   expect(Date.now() - started).toBeLessThan(2000 + 500);
   expect(producer.stats().messagesAcked).toBe(1);
+});
+
+it('reports health from produce outcomes, probes when idle, and never keeps checkReady waiting', async () => {
+  const own = await startDevBroker({ topics: { health: 2 } });
+  const ownKafka = createKafka({ brokers: own.brokers, clientId: 'health-test', logLevel: 'nothing' });
+  const probeTimeoutMs = 500;
+  const producer = await connected(
+    {
+      sendTimeoutMs: 2000,
+      readiness: {
+        freshMs: 200,
+        failureHoldMs: 300,
+        probeTimeoutMs,
+        probeCacheMs: 100,
+        probeTopics: ['health'],
+      },
+    },
+    ownKafka,
+  );
+  /** checkReady's outcome and how long it took. */
+  const check = async () => {
+    const started = Date.now();
+    const error = await producer.checkReady().then(
+      () => null,
+      (e: unknown) => (e as Error).message,
+    );
+    return { error, ms: Date.now() - started };
+  };
+  try {
+    await producer.send('health', [{ key: 'k', value: 'v' }]);
+    expect(producer.health()).toMatchObject({ connected: true, consecutiveFailures: 0, lastError: null });
+    expect(producer.health().lastSuccessAt).toEqual(expect.any(Number));
+    expect((await check()).error).toBeNull();
+
+    await own.setBrokerDown(1);
+    await expect(producer.send('health', [{ key: 'k', value: 'lost' }])).rejects.toBeInstanceOf(ProduceError);
+    expect(producer.health().consecutiveFailures).toBeGreaterThan(0);
+    expect(producer.health().lastError).toEqual(expect.any(String));
+    // Right after a failed request: not ready, without a probe.
+    const held = await check();
+    expect(held.error).toMatch(/failed/);
+    expect(held.ms).toBeLessThan(100);
+
+    // Idle and down: every check (concurrent ones share one probe) fails within the probe bound.
+    await waitFor(async () => {
+      const results = await Promise.all(Array.from({ length: 10 }, check));
+      for (const r of results) {
+        expect(r.error).not.toBeNull();
+        expect(r.ms).toBeLessThan(probeTimeoutMs + 200);
+      }
+      return results.some((r) => /probe/.test(r.error ?? ''));
+    }, 'a failing probe');
+
+    // Up again: ready by itself, no send needed.
+    await own.setBrokerUp(1);
+    await waitFor(async () => (await check()).error === null, 'ready after the broker is back');
+    expect(producer.health().consecutiveFailures).toBe(0);
+    await producer.send('health', [{ key: 'k', value: 'after' }]);
+
+    await producer.disconnect();
+    expect((await check()).error).toMatch(/not connected/);
+  } finally {
+    await own.stop();
+  }
 });

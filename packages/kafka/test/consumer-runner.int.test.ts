@@ -11,6 +11,7 @@ import {
   type PartitionLag,
 } from '../src';
 import { FAST_GROUP, uniqueGroup, waitFor } from './helpers';
+import type { ConsumerStatus } from '../src';
 
 jest.setTimeout(60000);
 
@@ -19,7 +20,7 @@ let kafka: Kafka;
 const runners: ConsumerRunner[] = [];
 
 beforeAll(async () => {
-  broker = await startDevBroker({ topics: { retried: 1, stopping: 1, lagged: 3 } });
+  broker = await startDevBroker({ topics: { retried: 1, stopping: 1, lagged: 3, crashing: 1 } });
   kafka = createKafka({ brokers: broker.brokers, clientId: 'consumer-runner-test', logLevel: 'nothing' });
 });
 
@@ -43,6 +44,7 @@ function runner(
   groupId: string,
   topic: string,
   handleBatch: ConsumerRunnerOptions['handleBatch'],
+  extra: Partial<ConsumerRunnerOptions> = {},
 ): ConsumerRunner {
   const r = createConsumerRunner({
     kafka,
@@ -51,6 +53,7 @@ function runner(
     handleBatch,
     ...FAST_GROUP,
     retry: { initialRetryTime: 100, maxRetryTime: 500, retries: 100 },
+    ...extra,
   });
   runners.push(r);
   return r;
@@ -133,4 +136,39 @@ it('reports lag per partition from committed offsets and high watermarks', async
     { topic: 'lagged', partition: 1, committedOffset: '-1', highWatermark: '0', lag: 0 },
     { topic: 'lagged', partition: 2, committedOffset: '-1', highWatermark: '1', lag: 1 },
   ]);
+});
+
+it('restarts by itself after a crash kafkajs would not restart from, with backoff, and reports it', async () => {
+  await produce('crashing', ['p', 'q']);
+  const groupId = uniqueGroup('crashing');
+  const restarts: Array<{ restarts: number; delayMs: number; reason: string }> = [];
+  const seen: string[] = [];
+  const statuses: ConsumerStatus[] = [];
+  let throws = 2;
+  const r = runner(
+    groupId,
+    'crashing',
+    async (batch) => {
+      // A TypeError is unrecoverable for kafkajs: the crash event says restart: false.
+      if (throws-- > 0) throw new TypeError("Cannot read properties of undefined (reading 'x')");
+      for (const m of batch.messages) seen.push(m.value!.toString());
+    },
+    { restart: { initialMs: 300, maxMs: 1000 }, onRestart: (info) => restarts.push(info) },
+  );
+  await r.start();
+  await waitFor(() => {
+    const s = r.status();
+    if (!s.consuming) statuses.push(s);
+    return restarts.length >= 1 && !s.consuming;
+  }, 'the crash to be noticed');
+  expect(statuses.at(-1)).toMatchObject({ consuming: false, state: 'restarting' });
+  expect(statuses.at(-1)!.reason).toMatch(/crashed: .*Cannot read properties/);
+  await waitFor(() => seen.length === 2, 'the batch after two restarts');
+  await waitFor(async () => committed(await r.lag()) === '2', 'the commit after the restarts');
+  await waitFor(() => r.status().consuming, 'consuming again');
+  expect(seen).toEqual(['p', 'q']);
+  expect(restarts.map((x) => x.delayMs)).toEqual([300, 600]); // exponential backoff
+  expect(r.status()).toMatchObject({ consuming: true, state: 'consuming', restarts: 2 });
+  await r.stop();
+  expect(r.status()).toMatchObject({ consuming: false, state: 'stopped' });
 });

@@ -3,6 +3,7 @@ import {
   createDeadLetterMessage,
   decodeCaptureMessage,
   encodeCaptureMessage,
+  encodeDeadLetterMessage,
   type CaptureMessage,
 } from '../src';
 
@@ -137,5 +138,36 @@ describe('dead letter message', () => {
         failedAt,
       }).value,
     ).toBeNull();
+  });
+
+  it('stays under the Kafka limit when wrapping escapes a near-limit original, keeping its beginning', () => {
+    // A 900 kB event that is mostly quotes: JSON escaping nearly doubles it.
+    const original = Buffer.from(JSON.stringify({ q: '"'.repeat(900_000) }));
+    const dead = createDeadLetterMessage({
+      topic: 't',
+      partition: 2,
+      offset: '9',
+      reason: 'r',
+      value: original,
+    });
+    const encoded = encodeDeadLetterMessage(dead, 1_000_000);
+    expect(Buffer.byteLength(encoded)).toBeLessThanOrEqual(1_000_000);
+    const parsed = JSON.parse(encoded);
+    expect(parsed).toMatchObject({ topic: 't', partition: 2, offset: '9', value_truncated: true });
+    expect(parsed.value_bytes).toBe(original.length);
+    expect(original.toString().startsWith(parsed.value)).toBe(true);
+    expect(parsed.value.length).toBeGreaterThan(1000);
+  });
+
+  it('leaves a dead letter that fits untouched', () => {
+    const dead = createDeadLetterMessage({
+      topic: 't',
+      partition: 0,
+      offset: '1',
+      reason: 'r',
+      value: Buffer.from('{}'),
+    });
+    expect(encodeDeadLetterMessage(dead, 1_000_000)).toBe(JSON.stringify(dead));
+    expect(JSON.parse(encodeDeadLetterMessage(dead, 1_000_000)).value_truncated).toBeUndefined();
   });
 });

@@ -60,3 +60,6 @@ export type DecideBody = FromSchema<typeof decideSchema>;
 export const validateEvent = compile<EventBody>(eventSchema);
 export const validateBatch = compile<BatchBody>(batchSchema);
 export const validateDecide = compile<DecideBody>(decideSchema);
+
+/** The web vitals posthog-js can capture (a project's `autocapture_web_vitals_allowed_metrics`). */
+export const WEB_VITALS_METRICS = ['CLS', 'FCP', 'INP', 'LCP'] as const;

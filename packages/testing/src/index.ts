@@ -2,3 +2,5 @@
 // global setup and teardown live beside this file and are referenced from jest.config.js.
 export { createTestDatabase, uniqueName, testServerUrl, TEMPLATE_DATABASE } from './db';
 export type { TestDatabase } from './db';
+export { startTcpProxy } from './tcp-proxy';
+export type { TcpProxy } from './tcp-proxy';

@@ -1,0 +1,12 @@
+// @sett/hostile: a corpus of hostile requests for capture, decide and management, the
+// generators behind it, a raw HTTP sender with the suite's verdict, and a spawner for the real
+// service processes. Used by this package's tests; nothing in production imports it.
+export { buildCorpus, CASE_CLASSES } from './corpus';
+export type { CaseClass, CorpusContext, HostileCase, Service } from './corpus';
+export * from './generators';
+export { lz64RunBase64 } from './lz64-bomb';
+export { sendCase, verdict, runPool } from './send';
+export type { Outcome } from './send';
+export { countTable } from './report';
+export { SERVICES, freePort, getStatus, startProcesses, stopProcess, waitUntil } from './stack';
+export type { RunningProcess, ServiceName } from './stack';

@@ -1,0 +1,201 @@
+// The hostile-input suite: the real capture, decide, management and ingestion processes (each
+// its own main.ts) over a fresh database, Redis and a private one-partition broker, sent every
+// case of the corpus over real HTTP. Every answer must be a status below 500 with a JSON body,
+// within the hang bound, with no connection reset; afterwards every process must still be
+// alive and healthy, capture and ingestion ready, and an ordinary event sent after the whole
+// corpus must reach Postgres (one partition: it is behind every hostile event that capture
+// accepted, so ingestion got through all of them). Failures are collected per case and
+// reported together, by name.
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { bootstrap } from '@sett/cli';
+import { startDevBroker, type DevBroker } from '@sett/devstack';
+import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import {
+  SERVICES,
+  buildCorpus,
+  countTable,
+  getStatus,
+  runPool,
+  sendCase,
+  startProcesses,
+  stopProcess,
+  verdict,
+  waitUntil,
+  type HostileCase,
+  type Outcome,
+  type RunningProcess,
+  type ServiceName,
+} from '../src';
+
+/** A hang check, not a performance bound. */
+const ANSWER_WITHIN_MS = 10_000;
+const CONCURRENCY = 6;
+/** After this many requests in a row without an answer a service is taken as down. */
+const DOWN_AFTER = 3;
+
+jest.setTimeout(180_000);
+
+describe('hostile inputs against the real services', () => {
+  let db: TestDatabase;
+  let broker: DevBroker;
+  let pool: pg.Pool;
+  let procs: Record<ServiceName, RunningProcess>;
+  let ctx: { token: string; personalKey: string; projectId: number; userUuid: string };
+  const outcomes = new Map<string, Outcome>();
+  const failures = new Map<string, string>();
+  let cases: HostileCase[] = [];
+
+  const describeProcesses = () =>
+    SERVICES.map((s) => `--- ${s} (exited: ${procs[s].exited ?? 'no'})\n${procs[s].tail()}`).join('\n');
+
+  async function captureOrdinary(distinctId: string, event: string) {
+    const res = await fetch(`${procs.capture.url}/i/v0/e/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ api_key: ctx.token, event, distinct_id: distinctId, properties: { ok: true } }),
+      signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+    });
+    return { status: res.status, body: await res.text() };
+  }
+
+  async function storedEvents(event: string): Promise<number> {
+    const { rows } = await pool.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE event = $1', [
+      event,
+    ]);
+    return Number(rows[0]!.n);
+  }
+
+  beforeAll(async () => {
+    [db, broker] = await Promise.all([createTestDatabase(), startDevBroker({ partitions: 1 })]);
+    pool = new pg.Pool({ connectionString: db.url, max: 2 });
+    // Team ids name Redis keys and pub/sub messages the spawned services do not prefix: start
+    // this database's ids at a random height, away from other test files' projects.
+    await pool.query(`SELECT setval('teams_id_seq', $1)`, [
+      1_000_000 + Math.floor(Math.random() * 1_000_000_000),
+    ]);
+    const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+    const boot = await bootstrap({
+      databaseUrl: db.url,
+      redisUrl,
+      email: `hostile-${randomUUID()}@sett.test`,
+    });
+    ctx = {
+      token: boot.project_api_key,
+      personalKey: boot.personal_api_key!,
+      projectId: boot.project_id,
+      userUuid: boot.user_uuid,
+    };
+    procs = await startProcesses({
+      DATABASE_URL: db.url,
+      REDIS_URL: redisUrl,
+      KAFKA_BROKERS: broker.bootstrap,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+      DATABASE_POOL_SIZE: '4',
+      SHUTDOWN_TIMEOUT_MS: '2000',
+      INGESTION_MAX_WAIT_MS: '200',
+      INGESTION_SESSION_TIMEOUT_MS: '6000',
+      INGESTION_HEARTBEAT_INTERVAL_MS: '500',
+    });
+    for (const s of SERVICES) {
+      await waitUntil(
+        `${s} /_health`,
+        async () => (await getStatus(`${procs[s].url}/_health`, 2000)) === 200,
+        60_000,
+        describeProcesses,
+      );
+    }
+    await waitUntil(
+      'ingestion /_ready',
+      async () => (await getStatus(`${procs.ingestion.url}/_ready`, 2000)) === 200,
+      60_000,
+      describeProcesses,
+    );
+    // The pipeline works before the corpus, so a failure at the end means the corpus broke it.
+    const before = await captureOrdinary('hostile-baseline', 'hostile-baseline');
+    expect(before.status).toBe(200);
+    await waitUntil(
+      'the baseline event in Postgres',
+      async () => (await storedEvents('hostile-baseline')) === 1,
+      30_000,
+      describeProcesses,
+    );
+    cases = buildCorpus(ctx);
+  });
+
+  afterAll(async () => {
+    if (procs) await Promise.all(SERVICES.map((s) => stopProcess(procs[s])));
+    await pool?.end();
+    await broker?.stop();
+    await db?.drop();
+  });
+
+  it('answers every case below 500, with JSON, in time, without resets', async () => {
+    const misses: Record<string, number> = { capture: 0, decide: 0, management: 0 };
+    const downSince: Record<string, string | undefined> = {};
+    const run = async (c: HostileCase) => {
+      const proc = procs[c.service];
+      if (proc.exited !== undefined || downSince[c.service]) {
+        const why =
+          proc.exited !== undefined
+            ? `process exited (${proc.exited})`
+            : `stopped answering at "${downSince[c.service]}"`;
+        outcomes.set(c.name, { name: c.name, ms: 0, error: `not sent: ${c.service} ${why}` });
+        failures.set(c.name, `not sent: ${c.service} ${why}`);
+        return;
+      }
+      const o = await sendCase(proc.url, c, ANSWER_WITHIN_MS);
+      outcomes.set(c.name, o);
+      const bad = verdict(c, o);
+      if (bad) failures.set(c.name, `${bad}${o.body ? ` — ${o.body.slice(0, 200)}` : ''}`);
+      if (o.status === undefined) {
+        if (++misses[c.service]! >= DOWN_AFTER) downSince[c.service] ??= c.name;
+      } else {
+        misses[c.service] = 0;
+      }
+    };
+    const first = cases.filter((c) => c.phase === 0);
+    const rest = cases.filter((c) => c.phase !== 0);
+    for (const c of first) await run(c);
+    await runPool(rest, CONCURRENCY, run);
+
+    const failed = new Set(failures.keys());
+    process.stdout.write(`\nhostile corpus: ${cases.length} cases\n${countTable(cases, outcomes, failed)}\n`);
+    const slowest = [...outcomes.values()].sort((a, b) => b.ms - a.ms).slice(0, 5);
+    process.stdout.write(`slowest: ${slowest.map((o) => `${o.ms} ms ${o.name}`).join('\n         ')}\n`);
+    const report = [...failures].map(([name, why]) => `${name}\n    => ${why}`).join('\n');
+    if (failures.size > 0) process.stdout.write(`\n${failures.size} failing cases:\n${report}\n`);
+    expect(failures.size === 0 ? 'no failing cases' : `${failures.size} failing cases:\n${report}`).toBe(
+      'no failing cases',
+    );
+  });
+
+  it('leaves every process running and healthy, capture and ingestion ready', async () => {
+    const problems: string[] = [];
+    for (const s of SERVICES) {
+      if (procs[s].exited !== undefined) problems.push(`${s} exited (${procs[s].exited})`);
+      const health = await getStatus(`${procs[s].url}/_health`);
+      if (health !== 200) problems.push(`${s} /_health: ${health ?? 'no answer'}`);
+    }
+    for (const s of ['capture', 'ingestion'] as const) {
+      const ready = await getStatus(`${procs[s].url}/_ready`);
+      if (ready !== 200) problems.push(`${s} /_ready: ${ready ?? 'no answer'}`);
+    }
+    expect(problems.length === 0 ? 'all healthy' : `${problems.join('\n')}\n${describeProcesses()}`).toBe(
+      'all healthy',
+    );
+  });
+
+  it('still stores an ordinary event sent after the whole corpus', async () => {
+    const sent = await captureOrdinary('hostile-after', 'hostile-after');
+    expect(sent.status).toBe(200);
+    await waitUntil(
+      'the event sent after the corpus in Postgres',
+      async () => (await storedEvents('hostile-after')) === 1,
+      60_000,
+      describeProcesses,
+    );
+  });
+});
