@@ -7,6 +7,7 @@ import type { Config } from '@sett/config';
 import type { TokenResolver } from '@sett/cache';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
+import type { BatchingProducer } from '@sett/kafka';
 import { createCaptureHandler, createCaptureRouter, type CaptureProducer } from './capture/capture-routes';
 import { createCaptureFastPath } from './capture/capture-fast-path';
 import { createCaptureMetrics } from './capture/capture-metrics';
@@ -17,7 +18,8 @@ export type CaptureAppDeps = {
   logger: Logger;
   redis: Pick<Redis, 'ping'>;
   tokenResolver: TokenResolver;
-  producer: CaptureProducer & { isConnected(): boolean };
+  /** checkReady: recent produce outcomes, else a bounded metadata probe (@sett/kafka). */
+  producer: CaptureProducer & Pick<BatchingProducer, 'checkReady'>;
   registry: Registry;
   /** Clock for the spike limiter (tests). */
   now?: () => number;
@@ -54,9 +56,9 @@ export function createCaptureApp(deps: CaptureAppDeps): RequestListener {
     // PostHog's capture answers preflights with 200 (decide with 204); SDKs accept either.
     before: [corsMiddleware({ preflightStatus: 200 })],
     readiness: {
-      kafka: async () => {
-        if (!deps.producer.isConnected()) throw new Error('producer not connected');
-      },
+      // Not ready while produce requests fail or the broker does not answer, so a load balancer
+      // stops sending events this instance can only answer 503 to; ready again by itself.
+      kafka: () => deps.producer.checkReady(),
       redis: async () => void (await deps.redis.ping()),
     },
     routes: createCaptureRouter(handler),

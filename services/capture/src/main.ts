@@ -3,7 +3,7 @@
 // closers flush and disconnect the producer and close Redis and Postgres. With CAPTURE_WORKERS
 // above 1 (or "auto") this process becomes a cluster primary and each forked worker runs the rest.
 import cluster from 'node:cluster';
-import { loadConfigOrExit } from '@sett/config';
+import { databaseTimeouts, loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
 import {
   createMetricsRegistry,
@@ -14,9 +14,12 @@ import {
 } from '@sett/http';
 import { createRedis, createTokenResolver } from '@sett/cache';
 import { createPgPool } from '@sett/db';
-import { createBatchingProducer, createKafka } from '@sett/kafka';
+import { createBatchingProducer, createKafka, TOPICS } from '@sett/kafka';
 import { createCaptureApp } from './app';
 import { createProjectLoader } from './capture/project-store';
+
+/** How long after the statement timeout a token lookup gives up (Postgres' own error comes first). */
+const LOOKUP_GRACE_MS = 250;
 
 async function main() {
   const config = loadConfigOrExit();
@@ -33,17 +36,24 @@ async function main() {
     name: 'sett-capture',
     onError: (err) => logger.warn('redis error', { err: err.message }),
   });
-  // Token cache misses only: a small pool is plenty.
+  // Token cache misses only: a small pool is plenty. Every lookup is on a request's critical
+  // path, so opening a connection gets no more time than a statement, and the lookup as a whole
+  // gives up shortly after (pg's client-side query timeout is a full second later).
+  const timeouts = databaseTimeouts(config, 'capture');
   const pool = createPgPool({
     databaseUrl: config.databaseUrl,
     max: Math.min(config.databasePoolSize, 4),
     applicationName: 'sett-capture',
+    timeouts: {
+      ...timeouts,
+      connectTimeoutMs: Math.min(timeouts.connectTimeoutMs, timeouts.statementTimeoutMs),
+    },
     onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   pool.on('error', (err) => logger.warn('postgres pool error', { err: err.message }));
   const tokenResolver = createTokenResolver({
     redis,
-    loadFromDb: createProjectLoader(pool),
+    loadFromDb: createProjectLoader(pool, { timeoutMs: timeouts.statementTimeoutMs + LOOKUP_GRACE_MS }),
     ttlMs: config.capture.tokenCacheTtlMs,
   });
 
@@ -60,6 +70,7 @@ async function main() {
     sendTimeoutMs: config.kafka.sendTimeoutMs,
     maxMessageBytes: config.kafka.messageMaxBytes,
     logger,
+    readiness: { probeTopics: [TOPICS.main] },
   });
   await producer.connect();
 

@@ -123,6 +123,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     lingerMs: 5,
     sendTimeoutMs: opts.sendTimeoutMs ?? 5000,
     maxMessageBytes: config.kafka.messageMaxBytes,
+    readiness: { probeTopics: [TOPICS.main] },
   });
   await producer.connect();
   const tokenResolver = createTokenResolver({ redis, loadFromDb: createProjectLoader(counted) });

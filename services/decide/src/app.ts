@@ -14,9 +14,19 @@ import { createDecideAnswerer, decideRoutes } from './decide/decide-routes';
 import { createDecideService, createRedisHealth, type DecideService } from './decide/decide-service';
 import { createProjectResolver } from './decide/project-resolver';
 import { createFlagStore, type FlagStore } from './flags/flag-store';
+import { createLocalEvaluationHandler } from './local-evaluation/local-evaluation-handler';
 import { noGeoIp, type GeoIp } from './geoip/geoip';
 import { createPersonStore, type PersonStore } from './persons/person-store';
 import { createQuotaStore, createUsageCounter, type UsageCounter } from './quota/quota';
+import { createEarlyAccessFeatureStore } from './public-lists/early-access-feature-store';
+import { publicListRoutes } from './public-lists/public-list-routes';
+import { loadSdkFiles, type SdkFiles } from './static/sdk-files';
+import { staticRoutes } from './static/static-routes';
+import {
+  createRemoteConfigHandler,
+  createRemoteConfigRequestCounter,
+} from './remote-config/remote-config-handler';
+import { createRemoteConfigStore, type RemoteConfigStore } from './remote-config/remote-config-store';
 
 export interface DecideConfig {
   flagCacheTtlMs: number;
@@ -28,6 +38,8 @@ export interface DecideConfig {
   usageFlushIntervalMs?: number;
   /** How long to skip Redis after a failed round trip. */
   redisBackoffMs?: number;
+  /** How long one request waits for Postgres in total; default DEFAULT_POSTGRES_BUDGET_MS. */
+  postgresBudgetMs?: number;
 }
 
 export interface DecideDeps {
@@ -39,6 +51,8 @@ export interface DecideDeps {
   registry: Registry;
   config: DecideConfig;
   geoip?: GeoIp;
+  /** The posthog-js files served under /static/; default: loaded from the pinned package. */
+  sdkFiles?: SdkFiles;
 }
 
 export interface DecideApp {
@@ -49,6 +63,7 @@ export interface DecideApp {
   service: DecideService;
   flagStore: FlagStore;
   personStore: PersonStore;
+  remoteConfig: RemoteConfigStore;
   usage: UsageCounter;
   metrics: DecideMetrics;
   /** Resolves once the flags-changed subscription is active. */
@@ -88,25 +103,50 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     metrics,
   });
   const projects = createProjectResolver({ redis, pool, redisHealth, ttlMs: config.tokenCacheTtlMs });
+  // Same freshness as the flag list: both are dropped at once by pub/sub, the TTL is the fallback.
+  const remoteConfig = createRemoteConfigStore({
+    redis,
+    pool,
+    logger,
+    redisHealth,
+    ttlMs: config.flagCacheTtlMs,
+  });
 
   const subscriber = deps.subscriber;
   const onMessage = (channel: string, message: string) => {
-    if (channel !== redisKeys.flagsChangedChannel()) return;
     const teamId = Number(message);
-    if (Number.isInteger(teamId)) flagStore.invalidate(teamId);
+    if (!Number.isInteger(teamId)) return;
+    if (channel === redisKeys.flagsChangedChannel()) flagStore.invalidate(teamId);
+    else if (channel === redisKeys.remoteConfigChangedChannel()) remoteConfig.invalidate(teamId);
   };
   let subscribed: Promise<void> = Promise.resolve();
   if (subscriber) {
     subscriber.on('message', onMessage);
     // After a reconnect ioredis resubscribes, but messages sent meanwhile are lost: drop
     // everything cached so the TTL is not the only bound on staleness.
-    subscriber.on('ready', () => flagStore.clear());
-    subscribed = subscriber.subscribe(redisKeys.flagsChangedChannel()).then(
-      () => undefined,
-      (err: Error) =>
-        logger.warn('could not subscribe to flag changes; relying on the cache TTL', { err: err.message }),
-    );
+    subscriber.on('ready', () => {
+      flagStore.clear();
+      remoteConfig.clear();
+    });
+    subscribed = subscriber
+      .subscribe(redisKeys.flagsChangedChannel(), redisKeys.remoteConfigChangedChannel())
+      .then(
+        () => undefined,
+        (err: Error) =>
+          logger.warn('could not subscribe to flag changes; relying on the cache TTL', { err: err.message }),
+      );
   }
+
+  // Public token lists: management writes early access features under its flag lock, which
+  // publishes the project on the flags-changed channel; that drops this cache too.
+  const earlyAccessFeatures = createEarlyAccessFeatureStore({ pool, ttlMs: config.flagCacheTtlMs });
+  const onListsMessage = (channel: string, message: string) => {
+    if (channel === redisKeys.flagsChangedChannel() && Number.isInteger(Number(message)))
+      earlyAccessFeatures.invalidate(Number(message));
+  };
+  const onListsReady = () => earlyAccessFeatures.clear();
+  subscriber?.on('message', onListsMessage);
+  subscriber?.on('ready', onListsReady);
 
   const routeDeps = {
     service,
@@ -114,6 +154,8 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     metrics,
     geoipEnabled: geoip !== noGeoIp,
     maxBodyBytes: config.maxBodyBytes,
+    postgresBudgetMs: config.postgresBudgetMs,
+    remoteConfig,
   };
   const answer = createDecideAnswerer(routeDeps);
   const expressApp = createServiceApp({
@@ -125,14 +167,37 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     readiness: {
       postgres: async () => void (await pool.query('SELECT 1')),
     },
-    routes: decideRoutes(routeDeps, answer),
+    routes: [
+      decideRoutes(routeDeps, answer),
+      publicListRoutes({ projects, earlyAccessFeatures }),
+      staticRoutes(deps.sdkFiles ?? loadSdkFiles()),
+    ],
   });
-  const app = createDecideHandler({
+  const decideHandler = createDecideHandler({
     answer,
     logger,
     maxBodyBytes: config.maxBodyBytes,
     fallback: expressApp as unknown as RequestListener,
   });
+  const serveRemoteConfig = createRemoteConfigHandler({
+    projects,
+    store: remoteConfig,
+    logger,
+    requests: createRemoteConfigRequestCounter(registry),
+  });
+  const serveLocalEvaluation = createLocalEvaluationHandler({
+    redis,
+    redisHealth,
+    flagStore,
+    projects,
+    pool,
+    logger,
+    registry,
+    postgresBudgetMs: config.postgresBudgetMs ?? 1_000,
+  });
+  const app: RequestListener = (req, res) => {
+    if (!serveLocalEvaluation(req, res) && !serveRemoteConfig(req, res)) decideHandler(req, res);
+  };
 
   return {
     app,
@@ -140,11 +205,14 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     service,
     flagStore,
     personStore,
+    remoteConfig,
     usage,
     metrics,
     subscribed,
     async close() {
       subscriber?.off('message', onMessage);
+      subscriber?.off('message', onListsMessage);
+      subscriber?.off('ready', onListsReady);
       await usage.stop();
     },
   };

@@ -3,7 +3,7 @@
 // graceful shutdown. The only place that reads the environment. With DECIDE_WORKERS > 1 this
 // process becomes a cluster primary and each forked worker runs the rest.
 import cluster from 'node:cluster';
-import { loadConfigOrExit } from '@sett/config';
+import { databaseTimeouts, loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
 import {
   createMetricsRegistry,
@@ -25,10 +25,12 @@ async function main() {
     runClusterPrimary({ name: 'decide', workers, logger });
     return;
   }
+  const timeouts = databaseTimeouts(config, 'decide');
   const pool = createPgPool({
     databaseUrl: config.databaseUrl,
     max: config.databasePoolSize,
     applicationName: 'sett-decide',
+    timeouts,
     onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   const onRedisError = (err: Error) => logger.warn('redis error', { err: err.message });
@@ -48,6 +50,8 @@ async function main() {
       personCacheTtlMs: config.decide.personCacheTtlMs,
       tokenCacheTtlMs: config.capture.tokenCacheTtlMs,
       maxBodyBytes: config.decide.maxBodyBytes,
+      // A request waits for Postgres no longer than one statement may run (DECIDE_DATABASE_TIMEOUT_MS).
+      postgresBudgetMs: timeouts.statementTimeoutMs,
     },
   });
   const service = await startService({

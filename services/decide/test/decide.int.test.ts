@@ -117,23 +117,27 @@ describe('flags created in the database, evaluated through decide?v=4', () => {
           enabled: false,
           variant: null,
           reason: { code: 'out_of_rollout_bound', condition_index: 0, description: 'Out of rollout bound' },
-          metadata: { id: expect.any(Number), version: 1 },
+          metadata: { id: expect.any(Number), version: 1, description: null },
         },
         'multivariate-flag': {
           key: 'multivariate-flag',
           enabled: true,
           variant: 'second-variant',
           reason: { code: 'condition_match', condition_index: 0, description: 'Matched condition set 1' },
-          metadata: { id: expect.any(Number), version: 1 },
+          metadata: { id: expect.any(Number), version: 1, description: null },
         },
         'simple-flag': {
           key: 'simple-flag',
           enabled: false,
           variant: null,
           reason: { code: 'out_of_rollout_bound', condition_index: 0, description: 'Out of rollout bound' },
-          metadata: { id: expect.any(Number), version: 1 },
+          metadata: { id: expect.any(Number), version: 1, description: null },
         },
       },
+      requestId: expect.stringMatching(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+      ),
+      evaluatedAt: expect.any(Number),
     });
   });
 
@@ -294,7 +298,12 @@ describe('flag definitions: Redis, Postgres, invalidation', () => {
     await h.redis.set(redisKeys.groupTypes(p.teamId), '{}');
     const res = await post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'x' });
     expect(Object.keys(res.body.flags)).toEqual(['from-redis']);
-    expect(res.body.flags['from-redis'].metadata).toEqual({ id: 99, version: 3 });
+    expect(res.body.flags['from-redis'].metadata).toEqual({
+      id: 99,
+      version: 3,
+      description: null,
+    });
+    expect(res.body.flags['from-redis'].metadata).not.toHaveProperty('payload');
   });
 
   it('drops its in-process copy when the flags-changed channel names the project', async () => {

@@ -5,8 +5,12 @@ import {
   formatResponseJson,
   responseShape,
   type EvaluationOutcome,
+  type ResponseMeta,
   type ResponseShape,
 } from '../src/decide/response-format';
+
+const meta: ResponseMeta = { requestId: '0b7f7c4e-4a53-4a3e-9d0c-6d1f2f8a2b11', evaluatedAt: 1763824000123 };
+const tail = { requestId: meta.requestId, evaluatedAt: meta.evaluatedAt };
 
 const on: FlagResult = {
   key: 'on',
@@ -59,7 +63,7 @@ describe('responseShape', () => {
 
 describe('formatResponse', () => {
   it('v4: flags keyed by key with reason and metadata, variant null when none', () => {
-    expect(formatResponse('v4', outcome)).toEqual({
+    expect(formatResponse('v4', outcome, meta)).toEqual({
       ...envelope,
       flags: {
         on: {
@@ -67,7 +71,7 @@ describe('formatResponse', () => {
           enabled: true,
           variant: null,
           reason: on.reason,
-          metadata: { id: 1, version: 2, payload: '{"a":1}' },
+          metadata: { id: 1, version: 2, description: null, payload: '{"a":1}' },
         },
         mv: {
           key: 'mv',
@@ -81,29 +85,54 @@ describe('formatResponse', () => {
           enabled: false,
           variant: null,
           reason: off.reason,
-          metadata: { id: 3, version: 1 },
+          metadata: { id: 3, version: 1, description: null },
         },
       },
+      ...tail,
     });
   });
 
   it('v3: every flag as value, payloads of enabled flags', () => {
-    expect(formatResponse('v3', outcome)).toEqual({
+    expect(formatResponse('v3', outcome, meta)).toEqual({
       ...envelope,
       featureFlags: { on: true, mv: 'test', off: false },
       featureFlagPayloads: { on: '{"a":1}' },
+      ...tail,
     });
   });
 
   it('v2: enabled flags only; v1: list of enabled keys', () => {
-    expect(formatResponse('v2', outcome)).toEqual({ ...envelope, featureFlags: { on: true, mv: 'test' } });
-    expect(formatResponse('v1', outcome)).toEqual({ ...envelope, featureFlags: ['on', 'mv'] });
+    expect(formatResponse('v2', outcome, meta)).toEqual({
+      ...envelope,
+      featureFlags: { on: true, mv: 'test' },
+      ...tail,
+    });
+    expect(formatResponse('v1', outcome, meta)).toEqual({ ...envelope, featureFlags: ['on', 'mv'], ...tail });
   });
 
   it('adds quotaLimited only when limited', () => {
-    const limited = formatResponse('v4', { flags: {}, errorsWhileComputingFlags: false, quotaLimited: true });
-    expect(limited).toEqual({ ...envelope, flags: {}, quotaLimited: ['feature_flags'] });
-    expect(formatResponse('v4', outcome)).not.toHaveProperty('quotaLimited');
+    const limited = formatResponse(
+      'v4',
+      { flags: {}, errorsWhileComputingFlags: false, quotaLimited: true },
+      meta,
+    );
+    expect(limited).toEqual({ ...envelope, flags: {}, quotaLimited: ['feature_flags'], ...tail });
+    expect(formatResponse('v4', outcome, meta)).not.toHaveProperty('quotaLimited');
+  });
+
+  it('config=true: remote config fields at the top level, replacing shared ones in place', () => {
+    const remoteConfig = { token: 'phc_x', supportedCompression: ['gzip', 'gzip-js'], hasFeatureFlags: true };
+    const body = formatResponse('v4', outcome, { ...meta, remoteConfig });
+    expect(body).toMatchObject({
+      config: { enable_collect_everything: true },
+      toolbarParams: {},
+      isAuthenticated: false,
+      token: 'phc_x',
+      hasFeatureFlags: true,
+      supportedCompression: ['gzip', 'gzip-js'],
+      requestId: meta.requestId,
+    });
+    expect(Object.keys(body).indexOf('supportedCompression')).toBe(4);
   });
 });
 
@@ -141,8 +170,12 @@ describe('formatResponseJson', () => {
   it.each(shapes)('%s: the same bytes as JSON.stringify of the object form', (shape) => {
     for (const o of outcomes) {
       // Twice: the second run answers from the per-object fragment caches.
-      expect(formatResponseJson(shape, o)).toBe(JSON.stringify(formatResponse(shape, o)));
-      expect(formatResponseJson(shape, o)).toBe(JSON.stringify(formatResponse(shape, o)));
+      expect(formatResponseJson(shape, o, meta)).toBe(JSON.stringify(formatResponse(shape, o, meta)));
+      expect(formatResponseJson(shape, o, meta)).toBe(JSON.stringify(formatResponse(shape, o, meta)));
+      const withConfig = { ...meta, remoteConfig: { token: 't', sessionRecording: false } };
+      expect(formatResponseJson(shape, o, withConfig)).toBe(
+        JSON.stringify(formatResponse(shape, o, withConfig)),
+      );
     }
   });
 
@@ -179,7 +212,7 @@ describe('formatResponseJson', () => {
         groupTypeMapping: {},
       });
       const o = { flags: result.flags, errorsWhileComputingFlags: false, quotaLimited: false };
-      expect(formatResponseJson('v4', o)).toBe(JSON.stringify(formatResponse('v4', o)));
+      expect(formatResponseJson('v4', o, meta)).toBe(JSON.stringify(formatResponse('v4', o, meta)));
     }
   });
 });

@@ -2,12 +2,13 @@
 // (/_health, /_ready, /_metrics) and graceful shutdown (SIGTERM: the batches in flight finish
 // and commit, then the consumers leave their groups). The only place that reads the env.
 import express from 'express';
-import { loadConfigOrExit } from '@sett/config';
+import { databaseTimeouts, loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
 import { createMetricsRegistry, createServiceApp, startService } from '@sett/http';
 import { createRedis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { createKafka } from '@sett/kafka';
+import { ingestionReadiness } from './readiness';
 import { createIngestionWorker } from './worker';
 
 async function main() {
@@ -18,6 +19,7 @@ async function main() {
     databaseUrl: config.databaseUrl,
     max: config.databasePoolSize,
     applicationName: 'sett-ingestion',
+    timeouts: databaseTimeouts(config, 'ingestion'),
     onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   // An idle client losing its connection (Postgres restarting) must not crash the process;
@@ -49,19 +51,14 @@ async function main() {
     registry,
     config: config.ingestion,
     tokenCacheTtlMs: config.capture.tokenCacheTtlMs,
+    messageMaxBytes: config.kafka.messageMaxBytes,
   });
 
   const app = createServiceApp({
     name: 'ingestion',
     logger,
     registry,
-    readiness: {
-      postgres: async () => void (await pool.query('SELECT 1')),
-      consumers: async () => {
-        const problems = worker.problems();
-        if (problems.length > 0) throw new Error(problems.join('; '));
-      },
-    },
+    readiness: ingestionReadiness(worker, pool),
     routes: express.Router(),
   });
   await startService({

@@ -46,6 +46,17 @@ export function createIngestionMetrics(registry: Registry) {
       labelNames: ['stage'],
       registers,
     }),
+    isolationWrites: new prom.Counter({
+      name: 'sett_ingestion_isolation_writes_total',
+      help: 'Postgres writes spent bisecting batches whose data was refused, to find the refused events',
+      registers,
+    }),
+    consumerRestarts: new prom.Counter({
+      name: 'sett_ingestion_consumer_restarts_total',
+      help: 'Restarts of a crashed Kafka consumer, per consumer group',
+      labelNames: ['group'],
+      registers,
+    }),
     warnings: new prom.Counter({
       name: 'sett_ingestion_warnings_total',
       help: 'Events ingested with a warning, by type',

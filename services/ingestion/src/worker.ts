@@ -14,6 +14,7 @@ import {
   createConsumerRunner,
   createDeadLetterMessage,
   encodeDeadLetterMessage,
+  type ConsumerBatch,
   type ConsumerRunner,
   type PartitionLag,
 } from '@sett/kafka';
@@ -46,8 +47,16 @@ export type IngestionWorkerDeps = {
   groupIds?: { live: string; historical: string };
   /** Backoff of failed batch attempts. */
   retry?: { initialMs?: number; maxMs?: number };
+  /** Backoff of consumer restarts after a crash (default 1 s doubling to 30 s). */
+  restart?: { initialMs?: number; maxMs?: number };
+  /** Fault injection for tests: runs before each batch is handled; a throw fails that batch. */
+  beforeBatch?: (batch: ConsumerBatch) => void | Promise<void>;
   tokenCacheTtlMs?: number;
+  /** The Kafka message limit (KAFKA_MESSAGE_MAX_BYTES): dead letters are kept under it. */
+  messageMaxBytes?: number;
 };
+
+const DEFAULT_MESSAGE_MAX_BYTES = 1_000_000;
 
 export type GroupLag = PartitionLag & { groupId: string };
 
@@ -58,6 +67,11 @@ export type IngestionWorker = {
   lag(): Promise<GroupLag[]>;
   /** Problems that make the worker not ready (a partition stuck retrying, a stopped consumer). */
   problems(): string[];
+  /**
+   * The same, for one consumer group: not consuming (crashed, restarting, not joined yet,
+   * broker unreachable), or one of its partitions stuck retrying. Empty when all is well.
+   */
+  groupProblems(groupId: string): string[];
   plans: ConsumerPlan[];
 };
 
@@ -77,7 +91,13 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
   const sendDeadLetters = async (letters: DeadLetter[]) => {
     await producer.send(
       TOPICS.deadLetter,
-      letters.map((l) => ({ key: null, value: encodeDeadLetterMessage(createDeadLetterMessage(l)) })),
+      letters.map((l) => ({
+        key: null,
+        value: encodeDeadLetterMessage(
+          createDeadLetterMessage(l),
+          deps.messageMaxBytes ?? DEFAULT_MESSAGE_MAX_BYTES,
+        ),
+      })),
     );
   };
 
@@ -112,12 +132,19 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
       kafka: deps.kafka,
       groupId: plan.groupId,
       topics: plan.topics,
-      handleBatch,
+      handleBatch: deps.beforeBatch
+        ? async (batch, ctx) => {
+            await deps.beforeBatch!(batch);
+            await handleBatch(batch, ctx);
+          }
+        : handleBatch,
       sessionTimeout: config.sessionTimeoutMs,
       heartbeatInterval: config.heartbeatIntervalMs,
       maxWaitTimeInMs: config.maxWaitTimeMs,
       maxBytesPerPartition: config.batchSize,
       partitionsConsumedConcurrently: config.partitionsConcurrently,
+      restart: deps.restart,
+      onRestart: ({ groupId }) => metrics.consumerRestarts.inc({ group: groupId }),
       logger: logger.child({ consumerGroup: plan.groupId }),
     }) as ConsumerRunner,
   }));
@@ -148,12 +175,25 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
   });
 
   let started = false;
+  const groupProblems = (groupId: string): string[] => {
+    const entry = runners.find((r) => r.plan.groupId === groupId);
+    if (!entry) return [`unknown consumer group ${groupId}`];
+    if (!started) return ['consumers not started'];
+    const problems: string[] = [];
+    const status = entry.runner.status();
+    if (!status.consuming) problems.push(`not consuming (${status.state}): ${status.reason ?? 'unknown'}`);
+    // Partitions stuck retrying are keyed topic/partition; the group owns its topics.
+    for (const p of health.problems())
+      if (entry.plan.topics.some((t) => p.startsWith(`${t}/`))) problems.push(p);
+    return problems;
+  };
   return {
     plans,
     async start() {
       await producer.connect();
-      for (const { runner } of runners) await runner.start();
       started = true;
+      // A runner that cannot join yet keeps trying by itself (readiness says so meanwhile).
+      for (const { runner } of runners) await runner.start();
       logger.info('ingestion consumers started', {
         groups: plans.map((p) => ({ groupId: p.groupId, topics: p.topics })),
       });
@@ -165,12 +205,10 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
       await producer.disconnect();
     },
     lag,
+    groupProblems,
     problems() {
-      const problems = health.problems();
-      if (!started) problems.push('consumers not started');
-      for (const { plan, runner } of runners)
-        if (started && !runner.isRunning()) problems.push(`consumer ${plan.groupId} not running`);
-      return problems;
+      if (!started) return ['consumers not started'];
+      return plans.flatMap((p) => groupProblems(p.groupId).map((why) => `${p.groupId}: ${why}`));
     },
   };
 }

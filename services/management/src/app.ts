@@ -1,23 +1,31 @@
 // Wires the management API: JSON body parsing, the public OpenAPI document, then for every
-// other /api/ path authentication (personal API key), the per-key rate limit and the feature
-// routers. Operational endpoints, 404 and the one error middleware come from createServiceApp.
+// other /api/ path authentication (personal API key), the per-key rate limit, the input rules
+// (input-rules.ts) and the feature routers, whose database errors are mapped by
+// database-errors.ts. Operational endpoints, 404 and the one error middleware come from createServiceApp.
 import express, { type Express } from 'express';
 import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
 import type { Redis } from '@sett/cache';
 import { createServiceApp, prom } from '@sett/http';
+import { deriveCredentialKeys, deriveFlagPayloadKey } from '@sett/keys';
 import type { Logger } from '@sett/logger';
 import { authMiddleware, createKeyAuthenticator } from './auth/auth-middleware';
+import { cohortRoutes } from './cohorts/cohort-routes';
+import { createCohortService } from './cohorts/cohort-service';
 import { earlyAccessFeatureRoutes } from './early-access-features/early-access-feature-routes';
 import { createEarlyAccessFeatureService } from './early-access-features/early-access-feature-service';
 import { eventRoutes } from './events/event-routes';
 import { featureFlagRoutes } from './feature-flags/feature-flag-routes';
 import { createFeatureFlagService } from './feature-flags/feature-flag-service';
+import { remoteConfigRoutes } from './feature-flags/remote-config-routes';
+import { databaseErrorMiddleware } from './database-errors';
+import { inputRulesMiddleware } from './input-rules';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 import { requestOrigin } from './pagination/pagination';
 import { personRoutes } from './persons/person-routes';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes';
 import { projectRoutes } from './projects/project-routes';
+import { createProjectService } from './projects/project-service';
 import { rateLimitMiddleware } from './rate-limit/rate-limit-middleware';
 import { TokenBucketLimiter } from './rate-limit/token-bucket';
 import { userRoutes } from './users/user-routes';
@@ -42,6 +50,8 @@ export interface ManagementDeps {
   redis: Redis;
   logger: Logger;
   registry: prom.Registry;
+  /** SETT_ENCRYPTION_KEY (32 bytes), or the development key main.ts keeps in a file. */
+  encryptionKey: Buffer;
   config: ManagementConfig;
 }
 
@@ -55,7 +65,8 @@ export function createManagementApp(deps: ManagementDeps): Express {
     help: 'Requests refused by the per-key rate limit',
     registers: [registry],
   });
-  const flags = createFeatureFlagService({ prisma, redis, logger });
+  const payloadKey = deriveFlagPayloadKey(deps.encryptionKey);
+  const flags = createFeatureFlagService({ prisma, redis, logger, payloadKey });
   const memberCounts = createMemberCountCache({ ttlMs: config.memberCountTtlMs });
 
   const api = express.Router();
@@ -64,25 +75,38 @@ export function createManagementApp(deps: ManagementDeps): Express {
   api.get('/api/schema/', (req, res) => {
     res.json(buildOpenApiDocument(requestOrigin(req.headers, publicUrl, req.protocol)));
   });
-  api.use('/api', authMiddleware(authenticator), rateLimitMiddleware(limiter, throttled));
+  api.use(
+    '/api',
+    authMiddleware(authenticator),
+    rateLimitMiddleware(limiter, throttled),
+    inputRulesMiddleware(),
+  );
   const routers = [
     userRoutes({
       prisma,
-      users: createUserService(prisma, pool, memberCounts),
+      users: createUserService(prisma, pool, deriveCredentialKeys(deps.encryptionKey), memberCounts),
       publicUrl,
       onUserChanged: () => authenticator.clear(),
     }),
-    projectRoutes({ prisma, publicUrl }),
+    projectRoutes({ prisma, projects: createProjectService({ prisma, redis, logger }), publicUrl }),
     earlyAccessFeatureRoutes({
       prisma,
       features: createEarlyAccessFeatureService({ prisma, pool, flags }),
       publicUrl,
     }),
     featureFlagRoutes({ prisma, flags, publicUrl }),
+    cohortRoutes({ prisma, cohorts: createCohortService({ prisma, redis, logger }), publicUrl }),
     eventRoutes({ prisma, pool, publicUrl }),
     personRoutes({ prisma, pool, publicUrl }),
     personalApiKeyRoutes({ prisma, publicUrl, onKeyDeleted: () => authenticator.clear() }),
   ];
+
+  // One router around all of them so that the database error mapping sees their errors (an
+  // error handler only runs for errors of the layers before it in the same router).
+  const routes = express.Router();
+  // remote_config authenticates by itself (it also takes project secret keys): ahead of `api`.
+  const remoteConfig = remoteConfigRoutes({ prisma, authenticator, limiter, throttled, payloadKey });
+  routes.use(remoteConfig, api, ...routers, databaseErrorMiddleware);
 
   return createServiceApp({
     name: 'management',
@@ -92,6 +116,6 @@ export function createManagementApp(deps: ManagementDeps): Express {
       postgres: async () => void (await pool.query('SELECT 1')),
       redis: async () => void (await redis.ping()),
     },
-    routes: [api, ...routers],
+    routes,
   });
 }

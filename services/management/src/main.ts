@@ -1,20 +1,43 @@
 // Composition root of the management service: config, clients, app, start, shutdown.
-import { loadConfigOrExit } from '@sett/config';
-import { createLogger } from '@sett/logger';
+import { resolve } from 'node:path';
+import { databaseTimeouts, loadConfigOrExit } from '@sett/config';
+import { createLogger, type Logger } from '@sett/logger';
 import { createMetricsRegistry, startService } from '@sett/http';
 import { createPgPool, createPrisma } from '@sett/db';
 import { createRedis } from '@sett/cache';
+import { deriveCredentialKeys, loadOrCreateKeyFile } from '@sett/keys';
 import { createManagementApp } from './app';
+import { createUserCredentials } from './users/user-credentials';
+
+// Where development keeps its generated key when SETT_ENCRYPTION_KEY is unset (.sett/ is git-ignored).
+const DEV_KEY_FILE = '.sett/encryption-key';
+
+/** SETT_ENCRYPTION_KEY unset (never in production): a random key kept in DEV_KEY_FILE. */
+function developmentKey(logger: Logger): Buffer {
+  const path = resolve(DEV_KEY_FILE);
+  const file = loadOrCreateKeyFile(path);
+  logger.warn(
+    `SETT_ENCRYPTION_KEY is not set: using the ${file.created ? 'new ' : ''}development key in ${path}`,
+  );
+  return file.key;
+}
 
 async function main() {
-  const config = loadConfigOrExit();
+  // TOTP secrets are encrypted with SETT_ENCRYPTION_KEY: required in production.
+  const config = loadConfigOrExit(process.env, { requireEncryptionKey: true });
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'management' });
+  const encryptionKey = config.encryptionKey ?? developmentKey(logger);
   // Prisma for the CRUD, a small plain pool for the event/person reads (hand-written SQL).
-  const prisma = createPrisma({ databaseUrl: config.databaseUrl, maxConnections: config.databasePoolSize });
+  const prisma = createPrisma({
+    databaseUrl: config.databaseUrl,
+    maxConnections: config.databasePoolSize,
+    timeouts: databaseTimeouts(config, 'management'),
+  });
   const pool = createPgPool({
     databaseUrl: config.databaseUrl,
     max: config.databasePoolSize,
     applicationName: 'sett-management',
+    timeouts: databaseTimeouts(config, 'management'),
     onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   const redis = createRedis({
@@ -28,6 +51,7 @@ async function main() {
     redis,
     logger,
     registry: createMetricsRegistry('management'),
+    encryptionKey,
     config: {
       rateLimitPerMinute: config.management.rateLimitPerMinute,
       publicUrl: config.management.publicUrl,
@@ -43,6 +67,17 @@ async function main() {
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     closers: [() => prisma.$disconnect(), () => pool.end(), async () => void redis.disconnect()],
   });
+  // Secrets written before encryption: encrypted (TOTP) and re-keyed (backup codes) once, in the
+  // background so a slow or unreachable database does not hold up start-up (the next start retries).
+  createUserCredentials(prisma, deriveCredentialKeys(encryptionKey))
+    .protectLegacyCredentials()
+    .then(
+      (done) => {
+        if (done.totpSecrets + done.backupCodes + done.unreadable > 0)
+          logger.info('protected legacy credentials', done);
+      },
+      (err) => logger.warn('protecting legacy credentials failed', { err: (err as Error).message }),
+    );
 }
 
 main().catch((err) => {

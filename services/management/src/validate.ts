@@ -18,7 +18,13 @@ export function isUuid(value: string): boolean {
   return UUID_RE.test(value);
 }
 
-/** A positive integer path id, or undefined (the caller answers 404). */
+/** The largest id Postgres' int4 (serial) holds: integer ids are 1..MAX_INT4. */
+export const MAX_INT4 = 2_147_483_647;
+
+/**
+ * A positive int4 id written in decimal, or undefined. In a path the caller answers 404 (such a
+ * row cannot exist, as PostHog answers for a malformed id in a URL); in a body, 400.
+ */
 export function parseIntId(value: string): number | undefined {
-  return /^[1-9][0-9]{0,9}$/.test(value) && Number(value) <= 2_147_483_647 ? Number(value) : undefined;
+  return /^[1-9][0-9]{0,9}$/.test(value) && Number(value) <= MAX_INT4 ? Number(value) : undefined;
 }

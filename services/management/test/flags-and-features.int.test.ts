@@ -1,6 +1,6 @@
 // Feature flags and early access features: shapes, validation errors, the enrollment super
 // condition, soft delete, version bumps and the flag list in Redis after every write.
-import { decodeFlagList, redisKeys } from '@sett/cache';
+import { createRedis, decodeFlagList, redisKeys } from '@sett/cache';
 import type { FlagDefinition } from '@sett/flags';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
@@ -265,4 +265,23 @@ test('early access feature list pages', async () => {
   const last = await call(h, 'GET', `${eafPath}?limit=1&offset=${p1.body.count - 1}`, key);
   expect(last.body.next).toBeNull();
   expect(last.body.previous).toContain(`offset=${p1.body.count - 2}`);
+});
+
+test('an early access feature update publishes the project on the flags-changed channel (decide drops its public list)', async () => {
+  const created = await call(h, 'POST', eafPath, key, { name: 'Publish check', stage: 'alpha' });
+  expect(created.status).toBe(201);
+  const subscriber = createRedis({ url: process.env.REDIS_URL || 'redis://127.0.0.1:6379' });
+  try {
+    const published = new Promise<void>((resolve) =>
+      subscriber.on('message', (channel: string, message: string) => {
+        if (channel === redisKeys.flagsChangedChannel() && message === String(f.teamA.id)) resolve();
+      }),
+    );
+    await subscriber.subscribe(redisKeys.flagsChangedChannel());
+    const updated = await call(h, 'PATCH', `${eafPath}${created.body.id}/`, key, { stage: 'beta' });
+    expect(updated.status).toBe(200);
+    await published;
+  } finally {
+    subscriber.disconnect();
+  }
 });

@@ -1,6 +1,7 @@
 // Test harness: a fresh database per test file, Redis under a unique key prefix, the real
 // management app on an ephemeral port, and fixtures (two organizations, users, keys) built
 // through Prisma. Requests go over real HTTP with fetch.
+import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { createRedis, type Redis } from '@sett/cache';
 import { createPgPool, createPrisma, type PrismaClient } from '@sett/db';
@@ -25,6 +26,8 @@ export interface Harness {
   pool: pg.Pool;
   redis: Redis;
   service: RunningService;
+  /** The app's SETT_ENCRYPTION_KEY: random per harness, never a file. */
+  encryptionKey: Buffer;
   stop(): Promise<void>;
 }
 
@@ -37,12 +40,14 @@ export async function startHarness(config: Partial<ManagementConfig> = {}): Prom
     keyPrefix: `${uniqueName('mgmt')}:`,
   });
   const logger = createSilentLogger();
+  const encryptionKey = randomBytes(32);
   const app = createManagementApp({
     prisma,
     pool,
     redis,
     logger,
     registry: createMetricsRegistry('management'),
+    encryptionKey,
     config: { rateLimitPerMinute: 100_000, ...config },
   });
   // A short drain: a test must not wait out the production shutdown timeout on a lingering socket.
@@ -62,6 +67,7 @@ export async function startHarness(config: Partial<ManagementConfig> = {}): Prom
     pool,
     redis,
     service,
+    encryptionKey,
     async stop() {
       await service.stop();
       await prisma.$disconnect();

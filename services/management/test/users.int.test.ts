@@ -1,7 +1,7 @@
 // Users: pagination envelope, visibility, PATCH rules and validation errors, sub-resources,
 // TOTP setup and backup code invalidation.
 import { TOTP, Secret } from 'otpauth';
-import { hashBackupCode, verifyPassword } from '@sett/keys';
+import { deriveCredentialKeys, hashBackupCode as keyedHash, verifyPassword } from '@sett/keys';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
 let h: Harness;
@@ -232,6 +232,7 @@ test('TOTP setup, then backup codes: shown once, stored hashed, new codes invali
   expect((await call(h, 'POST', '/api/users/@me/validate_2fa/', aliceKey, { token })).status).toBe(200);
   expect((await call(h, 'GET', '/api/users/@me/', aliceKey)).body.is_2fa_enabled).toBe(true);
 
+  const hashBackupCode = (code: string) => keyedHash(code, deriveCredentialKeys(h.encryptionKey).backupCode);
   const first = await call(h, 'POST', '/api/users/@me/two_factor_backup_codes/', aliceKey, {});
   expect(first.status).toBe(200);
   expect(first.body.backup_codes).toHaveLength(10);

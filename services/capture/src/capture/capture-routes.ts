@@ -1,6 +1,7 @@
 // The capture endpoints. The hot path, in order: read the body (wire limit), decode it, unpack
-// and type-check it, check and resolve the api key, turn events into messages (dropping the
-// nameless and id-less ones), route them, produce with one send per topic, and answer 200 only
+// and type-check it, check and resolve the api key, refuse events nested past MAX_JSON_DEPTH
+// (before anything recursive touches them), turn events into messages (dropping the nameless
+// and id-less ones), route them, produce with one send per topic, and answer 200 only
 // when Kafka acknowledged every message. `createCaptureHandler` is that path on plain node:http
 // objects; the Express router below and the fast path (capture-fast-path.ts) both call it, so
 // both answer alike.
@@ -12,7 +13,9 @@ import {
   MethodNotAllowedError,
   PayloadTooLargeError,
   ServiceUnavailableError,
+  ValidationError,
 } from '@sett/http';
+import { exceedsDepth, MAX_JSON_DEPTH } from '@sett/schemas';
 import { encodeCaptureMessage, ProduceError, type ProducerMessage } from '@sett/kafka';
 import type { Logger } from '@sett/logger';
 import type { TokenResolver, ProjectRef } from '@sett/cache';
@@ -32,7 +35,7 @@ export type CaptureProducer = { send(topic: string, messages: ProducerMessage[])
 export type CaptureRouteDeps = {
   maxBodyBytes: number;
   maxInflateRatio: number;
-  /** Largest message value accepted; bigger events are refused or dropped (Kafka's message.max.bytes). */
+  /** Largest message (value and key) accepted; bigger events are refused or dropped (Kafka's message.max.bytes). */
   maxEventBytes: number;
   tokenResolver: TokenResolver;
   producer: CaptureProducer;
@@ -105,13 +108,22 @@ export function createCaptureHandler(deps: CaptureRouteDeps): CaptureHandler {
     const byTopic = new Map<string, ProducerMessage[]>();
     let count = 0;
     for (const event of body.events) {
+      // Iterative and first: the spreads in toMessage and JSON.stringify below recurse.
+      if (exceedsDepth(event, MAX_JSON_DEPTH)) {
+        deps.metrics.dropped.inc({ reason: 'too_deep' });
+        if (body.single) throw tooDeep(event);
+        continue;
+      }
       const result = toMessage(event, ctx);
       if (!result.ok) {
         deps.metrics.dropped.inc({ reason: result.reason });
         continue;
       }
       const value = Buffer.from(encodeCaptureMessage(result.message));
-      if (value.length > deps.maxEventBytes) {
+      // The key (token:distinct_id) counts toward Kafka's limit too: a huge distinct id must cost
+      // only its own event, not the whole request's send.
+      const recordBytes = value.length + token.length + 1 + Buffer.byteLength(result.message.distinct_id);
+      if (recordBytes > deps.maxEventBytes) {
         deps.metrics.dropped.inc({ reason: 'too_large' });
         if (body.single)
           throw new PayloadTooLargeError(`Event is larger than the ${deps.maxEventBytes} byte limit.`);
@@ -152,6 +164,16 @@ export function createCaptureHandler(deps: CaptureRouteDeps): CaptureHandler {
     res.setHeader('Content-Length', OK_BODY.length);
     res.end(OK_BODY);
   };
+}
+
+/** The 400 for a single over-deep event; attr names the top-level field that nests too deep. */
+function tooDeep(event: Record<string, unknown>): ValidationError {
+  const attr = Object.keys(event).find((k) => exceedsDepth(event[k], MAX_JSON_DEPTH - 1)) ?? null;
+  return new ValidationError(
+    `Event nests deeper than ${MAX_JSON_DEPTH} levels of objects and arrays.`,
+    attr,
+    'too_deep',
+  );
 }
 
 /** The capture paths as Express routes (case-insensitive, optional trailing slash); other

@@ -15,7 +15,7 @@ export type RequestContext = {
   historical: boolean;
 };
 
-export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'too_large';
+export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'too_large' | 'too_deep';
 
 export type ToMessageResult = { ok: true; message: CaptureMessage } | { ok: false; reason: DropReason };
 

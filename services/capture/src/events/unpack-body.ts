@@ -2,7 +2,7 @@
 // legacy /engage/ person update), checked for types with the shared schemas, and the project
 // token taken from wherever the SDK put it. Pure.
 import { AuthenticationError, ValidationError } from '@sett/http';
-import { describeAjvError, validateBatch, validateEvent } from '@sett/schemas';
+import { describeAjvError, isWellFormedProjectToken, validateBatch, validateEvent } from '@sett/schemas';
 
 export type RawEvent = Record<string, unknown>;
 
@@ -95,8 +95,7 @@ export function checkTokenShape(token: unknown): string {
   if (typeof token !== 'string') throw new AuthenticationError(INVALID_KEY, 'invalid_api_key');
   const trimmed = token.trim();
   if (trimmed === '') throw new AuthenticationError(MISSING_KEY, 'missing_api_key');
-  if (trimmed.length > 64 || !/^[\x21-\x7e]+$/.test(trimmed))
-    throw new AuthenticationError(INVALID_KEY, 'invalid_api_key');
+  if (!isWellFormedProjectToken(trimmed)) throw new AuthenticationError(INVALID_KEY, 'invalid_api_key');
   if (trimmed.startsWith('phx_')) {
     throw new AuthenticationError(
       'A personal API key was sent; capture takes the project API key (phc_...).',

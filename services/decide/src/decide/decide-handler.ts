@@ -46,6 +46,7 @@ export function createDecideHandler(deps: DecideHandlerDeps): RequestListener {
         .answer(endpoint, {
           version: single(query, 'v'),
           compression: single(query, 'compression'),
+          config: single(query, 'config'),
           body: body!,
           headers: req.headers,
           remoteAddress: req.socket.remoteAddress,

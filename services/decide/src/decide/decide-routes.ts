@@ -5,14 +5,29 @@
 // only Express's case-insensitive routing matches), by the Express routes below.
 import type { IncomingHttpHeaders } from 'node:http';
 import express, { type Request, type Response, type Router } from 'express';
-import { AuthenticationError, MethodNotAllowedError, ValidationError } from '@sett/http';
-import { describeAjvError, validateDecide } from '@sett/schemas';
+import {
+  AuthenticationError,
+  MethodNotAllowedError,
+  ServiceUnavailableError,
+  ValidationError,
+} from '@sett/http';
+import {
+  MAX_JSON_DEPTH,
+  describeAjvError,
+  exceedsDepth,
+  isWellFormedProjectToken,
+  validateDecide,
+} from '@sett/schemas';
+import { randomUUID } from 'node:crypto';
 import { clientIp } from '../geoip/geoip';
+import { fallbackRemoteConfig } from '../remote-config/remote-config-builder';
+import type { RemoteConfigStore } from '../remote-config/remote-config-store';
 import { decodeDecideBody } from './body-decoding';
 import type { DecideMetrics } from './decide-metrics';
-import type { DecideService } from './decide-service';
+import { FLAGS_UNAVAILABLE_DETAIL, type DecideService } from './decide-service';
+import { createPostgresDeadline, DEFAULT_POSTGRES_BUDGET_MS } from './postgres-deadline';
 import type { ProjectResolver } from './project-resolver';
-import { formatResponseJson, responseShape, type Endpoint } from './response-format';
+import { formatResponseJson, responseShape, type Endpoint, type ResponseMeta } from './response-format';
 
 export interface DecideRoutesDeps {
   service: DecideService;
@@ -20,12 +35,18 @@ export interface DecideRoutesDeps {
   metrics: DecideMetrics;
   geoipEnabled: boolean;
   maxBodyBytes: number;
+  /** How long one request waits for Postgres in total (postgres-deadline.ts). */
+  postgresBudgetMs?: number;
+  /** The remote config documents merged into `config=true` answers. */
+  remoteConfig: RemoteConfigStore;
 }
 
 export interface DecideRequest {
   /** The `v` and `compression` query parameters (strings when given once, else ignored). */
   version: unknown;
   compression: unknown;
+  /** The `config` query parameter: `true` merges the remote config into the answer. */
+  config: unknown;
   /** Raw body, already inflated when the request had a Content-Encoding. */
   body: Buffer;
   headers: IncomingHttpHeaders;
@@ -41,9 +62,11 @@ const INVALID_KEY_DETAIL =
 
 /** One request to its serialised JSON answer; throws SettErrors for 4xx answers. */
 export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
+  const budgetMs = deps.postgresBudgetMs ?? DEFAULT_POSTGRES_BUDGET_MS;
   return async (endpoint, req) => {
     const started = process.hrtime.bigint();
     const shape = responseShape(endpoint, req.version);
+    const deadline = createPostgresDeadline(budgetMs);
     let outcome = 'ok';
     try {
       const body = await decodeDecideBody({
@@ -56,11 +79,24 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
       const token = nonEmptyString(body.api_key) ?? nonEmptyString(body.token) ?? nonEmptyString(body.$token);
       if (!token)
         throw new AuthenticationError(`API key not provided. ${INVALID_KEY_DETAIL}`, 'invalid_api_key');
-      const project = await deps.projects.resolve(token);
+      // Shape first: a key that cannot be one (too long, spaces, NUL or other control
+      // characters) is refused before any Redis or Postgres lookup.
+      if (!isWellFormedProjectToken(token))
+        throw new AuthenticationError(INVALID_KEY_DETAIL, 'invalid_api_key');
+      let project;
+      try {
+        project = await deadline.race(deps.projects.resolve(token));
+      } catch {
+        // Neither Redis nor Postgres could say whether the key exists (PostHog: 503).
+        throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);
+      }
       if (!project) throw new AuthenticationError(INVALID_KEY_DETAIL, 'invalid_api_key');
 
       const distinctId = body.distinct_id;
-      if (distinctId === undefined || distinctId === null || String(distinctId).trim() === '') {
+      // Objects and arrays are left to the schema below: String() of a deeply nested array
+      // recurses (Array#join) and would overflow the stack.
+      const blank = typeof distinctId !== 'object' && String(distinctId).trim() === '';
+      if (distinctId === undefined || distinctId === null || blank) {
         throw new ValidationError(
           'The distinct_id field is missing from the request.',
           'distinct_id',
@@ -71,7 +107,13 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
         const problem = describeAjvError(validateDecide.errors);
         throw new ValidationError(problem.detail, problem.attr);
       }
+      // Evaluation turns property values into text (JSON for objects): bound the nesting first.
+      for (const attr of ['person_properties', 'group_properties'] as const) {
+        if (exceedsDepth(body[attr], MAX_JSON_DEPTH))
+          throw new ValidationError(`${attr} is nested deeper than ${MAX_JSON_DEPTH} levels.`, attr);
+      }
 
+      const flagKeys = requestedFlagKeys(body as Record<string, unknown>);
       const groups: Record<string, string> = {};
       for (const [type, key] of Object.entries(body.groups ?? {})) groups[type] = String(key);
       const anon = body.$anon_distinct_id;
@@ -87,14 +129,25 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
             ? clientIp(req.headers['x-forwarded-for'], req.remoteAddress)
             : undefined,
         disableFlags: body.disable_flags === true,
+        flagKeys,
+        deadline,
       });
       if (result.errorsWhileComputingFlags) outcome = 'partial';
       if (result.quotaLimited) outcome = 'quota_limited';
-      return formatResponseJson(shape, result);
+      const meta: ResponseMeta = { requestId: randomUUID(), evaluatedAt: Date.now() };
+      if (req.config === 'true' || req.config === '1') {
+        meta.remoteConfig =
+          (await deps.remoteConfig.get(project.teamId, token).then(
+            (entry) => entry?.config,
+            () => undefined,
+          )) ?? fallbackRemoteConfig(token, Object.keys(result.flags).length > 0);
+      }
+      return formatResponseJson(shape, result, meta);
     } catch (err) {
       outcome = 'rejected';
       throw err;
     } finally {
+      deadline.clear();
       deps.metrics.requests.inc({ endpoint, shape, outcome });
       deps.metrics.latency.observe({ endpoint }, Number(process.hrtime.bigint() - started) / 1e9);
     }
@@ -111,6 +164,7 @@ export function decideRoutes(deps: DecideRoutesDeps, answer = createDecideAnswer
     const json = await answer(endpoint, {
       version: req.query.v,
       compression: req.query.compression,
+      config: req.query.config,
       body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
       headers: req.headers,
       remoteAddress: req.socket.remoteAddress,
@@ -126,6 +180,21 @@ export function decideRoutes(deps: DecideRoutesDeps, answer = createDecideAnswer
     });
   }
   return router;
+}
+
+/**
+ * `flag_keys_to_evaluate` (server SDKs, Android) or `flag_keys` (posthog-js): only these flags
+ * are evaluated and answered. Absent or empty: every flag. Not a list of strings: 400.
+ */
+function requestedFlagKeys(body: Record<string, unknown>): ReadonlySet<string> | undefined {
+  for (const attr of ['flag_keys_to_evaluate', 'flag_keys'] as const) {
+    const raw = body[attr];
+    if (raw === undefined || raw === null) continue;
+    if (!Array.isArray(raw) || raw.some((k) => typeof k !== 'string'))
+      throw new ValidationError(`${attr} must be a list of flag keys.`, attr);
+    return raw.length > 0 ? new Set(raw as string[]) : undefined;
+  }
+  return undefined;
 }
 
 function nonEmptyString(value: unknown): string | undefined {

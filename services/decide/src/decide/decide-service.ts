@@ -1,17 +1,30 @@
-// One flag evaluation request, top to bottom: flag list from the in-process copy (else one
-// Redis read, else Postgres), quota counted in process, stored properties only when a flag
-// needs one the request did not give, pure evaluation. Failures of a dependency degrade to
-// fewer flags with errorsWhileComputingFlags, never to a 500.
+// One flag evaluation request, top to bottom: flag list with group types and cohorts from the
+// in-process copy (else one Redis MGET, else Postgres), quota counted in process, stored
+// properties only when a flag needs one the request did not give, static cohort membership only
+// when a flag needs a static cohort (both batched per event-loop turn), pure evaluation (flag
+// dependencies in dependency order). Failures of a dependency degrade to
+// fewer flags with errorsWhileComputingFlags, never to a 500; every Postgres wait is bounded by
+// the request's deadline (postgres-deadline.ts). Only a flag list that cannot be read at all
+// (Redis without it, Postgres failing) is a 503.
 import type { ProjectRef, Redis } from '@sett/cache';
-import { evaluateFlags, type EvaluationContext, type FlagDefinition, type FlagResult } from '@sett/flags';
+import {
+  evaluateFlags,
+  requiredGroupProperties,
+  type EvaluationContext,
+  type FlagDefinition,
+  type FlagResult,
+} from '@sett/flags';
+import { ServiceUnavailableError } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { ProjectFlags } from '../flags/flag-definitions';
 import type { FlagStore } from '../flags/flag-store';
+import { loadProjectFlags } from '../flags/flag-loader';
 import type { GeoIp } from '../geoip/geoip';
 import { groupCacheKey, type GroupRef, type PersonStore } from '../persons/person-store';
 import type { QuotaStore, UsageCounter } from '../quota/quota';
 import type { EvaluationOutcome } from './response-format';
 import type { DecideMetrics } from './decide-metrics';
+import type { PostgresDeadline } from './postgres-deadline';
 
 export interface DecideInput {
   project: ProjectRef;
@@ -24,7 +37,16 @@ export interface DecideInput {
   /** Client address for GeoIP; undefined when GeoIP is disabled for the request. */
   ip?: string;
   disableFlags: boolean;
+  /** `flag_keys` / `flag_keys_to_evaluate`: evaluate only these flags (and read only what they need). */
+  flagKeys?: ReadonlySet<string>;
+  /** Bounds every Postgres wait of the request; none in unit tests that do not need one. */
+  deadline?: PostgresDeadline;
 }
+
+export const FLAGS_UNAVAILABLE_DETAIL =
+  'Our database service is currently unavailable. This is likely a temporary issue. Please try again later.';
+
+const unbounded = <T>(work: Promise<T>): Promise<T> => work;
 
 export interface DecideService {
   evaluate(input: DecideInput): Promise<EvaluationOutcome>;
@@ -76,9 +98,9 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
   async function projectAndQuota(
     ref: ProjectRef,
     at: Date,
+    race: PostgresDeadline['race'],
   ): Promise<{ project: ProjectFlags; limited: boolean }> {
-    const limitedPromise = deps.quotaStore
-      .quota(ref.organizationId)
+    const limitedPromise = race(deps.quotaStore.quota(ref.organizationId))
       .then((quota) => deps.usage.count(ref.organizationId, quota, at))
       .catch((err: Error) => {
         logger.warn('could not check the flag quota; not limiting', {
@@ -87,25 +109,14 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
         });
         return false;
       });
-    let project = deps.flagStore.cached(ref.teamId);
-    let source: 'local' | 'redis' | 'postgres' = 'local';
-    let redisOk = deps.redisHealth.usable();
-    if (!project && redisOk) {
-      try {
-        project = deps.flagStore.fromRedis(
-          ref.teamId,
-          await deps.redis.mget(...deps.flagStore.redisKeys(ref.teamId)),
-        );
-        source = 'redis';
-      } catch (err) {
-        redisOk = false;
-        deps.redisHealth.failed(err);
-      }
+    let loaded;
+    try {
+      loaded = await loadProjectFlags(deps, ref.teamId, race);
+    } catch (err) {
+      logger.warn('could not load flag definitions', { teamId: ref.teamId, err: (err as Error).message });
+      throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);
     }
-    if (!project) {
-      project = await deps.flagStore.fromPostgres(ref.teamId, redisOk);
-      source = 'postgres';
-    }
+    const { project, source } = loaded;
     metrics.flagSource.inc({ source });
     return { project, limited: await limitedPromise };
   }
@@ -114,7 +125,10 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
     async evaluate(input) {
       if (input.disableFlags) return NO_FLAGS;
       const at = now();
-      const { project, limited } = await projectAndQuota(input.project, at);
+      const race = input.deadline ? input.deadline.race : unbounded;
+      const loaded = await projectAndQuota(input.project, at, race);
+      const { limited } = loaded;
+      const project = input.flagKeys ? onlyFlags(loaded.project, input.flagKeys) : loaded.project;
       if (limited) {
         metrics.quotaLimited.inc();
         return { flags: {}, errorsWhileComputingFlags: false, quotaLimited: true };
@@ -134,11 +148,11 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
       const groupRefs = missingGroupRefs(project, input);
       const continuity = project.continuityKeys.length > 0;
 
-      const failed = { person: false, groups: new Set<number>(), continuity: false };
-      const [person, storedGroups, hashKeyOverrides] = await Promise.all([
+      const failed = { person: false, groups: new Set<number>(), continuity: false, cohorts: false };
+      const [person, storedGroups, hashKeyOverrides, staticCohorts] = await Promise.all([
         needPerson
           ? (metrics.propertyLookups.inc({ kind: 'person' }),
-            deps.personStore.person(teamId, input.distinctId).catch((err: Error) => {
+            race(deps.personStore.person(teamId, input.distinctId)).catch((err: Error) => {
               failed.person = true;
               logger.warn('person lookup failed', { teamId, err: err.message });
               return null;
@@ -146,7 +160,7 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
           : null,
         groupRefs.length > 0
           ? (metrics.propertyLookups.inc({ kind: 'group' }),
-            deps.personStore.groups(teamId, groupRefs).catch((err: Error) => {
+            race(deps.personStore.groups(teamId, groupRefs)).catch((err: Error) => {
               for (const ref of groupRefs) failed.groups.add(ref.groupTypeIndex);
               logger.warn('group lookup failed', { teamId, err: err.message });
               return new Map<string, Record<string, unknown>>();
@@ -154,14 +168,29 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
           : new Map<string, Record<string, unknown>>(),
         continuity
           ? (metrics.propertyLookups.inc({ kind: 'hash_key_override' }),
-            deps.personStore
-              .hashKeyOverrides(teamId, input.distinctId, input.anonDistinctId, project.continuityKeys)
-              .catch((err: Error) => {
-                failed.continuity = true;
-                logger.warn('hash key override lookup failed', { teamId, err: err.message });
-                return {};
-              }))
+            race(
+              deps.personStore.hashKeyOverrides(
+                teamId,
+                input.distinctId,
+                input.anonDistinctId,
+                project.continuityKeys,
+              ),
+            ).catch((err: Error) => {
+              failed.continuity = true;
+              logger.warn('hash key override lookup failed', { teamId, err: err.message });
+              return {};
+            }))
           : {},
+        project.needsStaticCohorts
+          ? (metrics.propertyLookups.inc({ kind: 'static_cohort' }),
+            race(deps.personStore.staticCohorts(teamId, input.distinctId)).catch(
+              (err: Error): ReadonlySet<number> | undefined => {
+                failed.cohorts = true;
+                logger.warn('static cohort lookup failed', { teamId, err: err.message });
+                return undefined;
+              },
+            ))
+          : undefined,
       ]);
 
       const groupProperties: Record<string, Record<string, unknown>> = {};
@@ -181,19 +210,23 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
         groupTypeMapping: project.groupTypes,
         hashKeyOverrides,
         now: at,
+        cohorts: project.cohorts,
+        staticCohorts,
+        dependencyFlags: project.definitions,
       };
 
       // Flags whose inputs could not be read are left out (and reported), the rest evaluated.
       let flags: FlagDefinition[] = project.flags;
       let dependencyErrors = false;
-      if (failed.person || failed.groups.size > 0 || failed.continuity) {
+      if (failed.person || failed.groups.size > 0 || failed.continuity || failed.cohorts) {
         flags = project.prepared
-          .filter(({ flag, personKeys, groupIndexes }) => {
+          .filter(({ flag, personKeys, groupIndexes, staticCohorts: needed }) => {
             const broken =
               (failed.person &&
                 personKeys.some((k) => !Object.prototype.hasOwnProperty.call(overrides, k))) ||
               groupIndexes.some((i) => failed.groups.has(i)) ||
-              (failed.continuity && flag.ensure_experience_continuity);
+              (failed.continuity && flag.ensure_experience_continuity) ||
+              (failed.cohorts && needed.length > 0);
             if (broken) {
               dependencyErrors = true;
               metrics.errorsWhileComputing.inc({ cause: 'property_lookup' });
@@ -212,6 +245,34 @@ export function createDecideService(deps: DecideServiceDeps): DecideService {
         quotaLimited: false,
       };
     },
+  };
+}
+
+// The project as if it held only the requested flags, so that nothing another flag needs is
+// looked up. Built per request, only for requests that name flags.
+// The flags they depend on are evaluated too (not answered), so their needs are read as well.
+function onlyFlags(project: ProjectFlags, keys: ReadonlySet<string>): ProjectFlags {
+  const prepared = project.prepared.filter((p) => keys.has(p.flag.key));
+  const flags = prepared.map((p) => p.flag);
+  const evaluated = new Set(flags);
+  for (const p of prepared) for (const d of p.dependencies) evaluated.add(d);
+  const personKeys = new Set<string>();
+  for (const p of prepared) for (const k of p.personKeys) personKeys.add(k);
+  let groupKeys = new Map<number, Set<string>>();
+  try {
+    groupKeys = requiredGroupProperties([...evaluated]);
+  } catch {
+    // malformed filters: evaluation reports that flag as an error
+  }
+  const evaluatedKeys = new Set([...evaluated].map((f) => f.key));
+  return {
+    ...project,
+    flags,
+    prepared,
+    personKeys,
+    groupKeys,
+    continuityKeys: project.continuityKeys.filter((k) => evaluatedKeys.has(k)),
+    needsStaticCohorts: prepared.some((p) => p.staticCohorts.length > 0),
   };
 }
 

@@ -2,7 +2,9 @@
 // decide v4 and /flags v2+: `flags` keyed by flag key (spec 2.7). decide v3 and /flags without
 // a version: `featureFlags` (every evaluated flag: variant, true or false) and
 // `featureFlagPayloads` (enabled flags with a payload). decide v2: `featureFlags` with enabled
-// flags only. decide without v (v1): `featureFlags` as a list of enabled keys. Pure.
+// flags only. decide without v (v1): `featureFlags` as a list of enabled keys. Every shape ends
+// with `requestId` and `evaluatedAt` (PostHog's flags service), and with `config=true` the
+// project's remote config fields merged in at the top level. Pure.
 import type { FlagResult } from '@sett/flags';
 
 export type ResponseShape = 'v1' | 'v2' | 'v3' | 'v4';
@@ -19,7 +21,19 @@ export interface FlagEntry {
   enabled: boolean;
   variant: string | null;
   reason: { code: string; condition_index: number | null; description: string };
-  metadata: { id: number; version: number; description?: string; payload?: string };
+  // description: the flag's name (PostHog's UI calls it the description), null when empty.
+  // payload: only when there is one. posthog-node 5 treats a null payload as a payload (it only
+  // skips `undefined`), so sending null would make remote answers differ from local evaluation.
+  metadata: { id: number; version: number; description: string | null; payload?: string };
+}
+
+/** Per response: PostHog's request id and evaluation time, and the remote config for `config=true`. */
+export interface ResponseMeta {
+  requestId: string;
+  /** Milliseconds since the epoch. */
+  evaluatedAt: number;
+  /** The project's remote config document, merged in at the top level when the client asked. */
+  remoteConfig?: Record<string, unknown>;
 }
 
 /** Which shape a request gets, by endpoint and its `v` query parameter (as PostHog maps them). */
@@ -45,9 +59,13 @@ function envelope(outcome: EvaluationOutcome): Record<string, unknown> {
 }
 
 export function flagEntry(result: FlagResult): FlagEntry {
-  const metadata: FlagEntry['metadata'] = { id: result.metadata.id, version: result.metadata.version };
-  if (result.metadata.description !== undefined) metadata.description = result.metadata.description;
-  if (result.metadata.payload !== undefined) metadata.payload = result.metadata.payload;
+  const metadata: FlagEntry['metadata'] = {
+    id: result.metadata.id,
+    version: result.metadata.version,
+    description: result.metadata.description ?? null,
+  };
+  if (result.metadata.payload !== undefined && result.metadata.payload !== null)
+    metadata.payload = result.metadata.payload;
   return {
     key: result.key,
     enabled: result.enabled,
@@ -66,7 +84,11 @@ function flagValue(result: FlagResult): string | boolean {
   return result.enabled && result.variant !== undefined ? result.variant : result.enabled;
 }
 
-export function formatResponse(shape: ResponseShape, outcome: EvaluationOutcome): Record<string, unknown> {
+export function formatResponse(
+  shape: ResponseShape,
+  outcome: EvaluationOutcome,
+  meta: ResponseMeta,
+): Record<string, unknown> {
   const body = envelope(outcome);
   const results = Object.values(outcome.flags);
   switch (shape) {
@@ -98,10 +120,14 @@ export function formatResponse(shape: ResponseShape, outcome: EvaluationOutcome)
       break;
   }
   if (outcome.quotaLimited) body.quotaLimited = ['feature_flags'];
+  body.requestId = meta.requestId;
+  body.evaluatedAt = meta.evaluatedAt;
+  // Fields both have (supportedCompression) take the remote config's value in place.
+  if (meta.remoteConfig) for (const [k, v] of Object.entries(meta.remoteConfig)) body[k] = v;
   return body;
 }
 
-// The serialised answer, byte for byte JSON.stringify(formatResponse(shape, outcome)). v4 (the
+// The serialised answer, byte for byte JSON.stringify(formatResponse(shape, outcome, meta)). v4 (the
 // hot shape) is written straight into one string: the envelope is constant, and a flag's reason
 // and metadata are objects shared by every result with the same outcome (see @sett/flags), so
 // their JSON is cached per object and a response is mostly concatenation of ready fragments.
@@ -112,7 +138,7 @@ const ENVELOPE_V4_ERRORS = ENVELOPE_V4_OK.replace(
   '"errorsWhileComputingFlags":false',
   '"errorsWhileComputingFlags":true',
 );
-const QUOTA_LIMITED_TAIL = '},"quotaLimited":["feature_flags"]}';
+const QUOTA_LIMITED_TAIL = '},"quotaLimited":["feature_flags"]';
 
 const reasonJsonCache = new WeakMap<object, string>();
 const metadataJsonCache = new WeakMap<object, string>();
@@ -129,14 +155,16 @@ function reasonJson(reason: FlagResult['reason']): string {
   return json;
 }
 
-// flagEntry's field order: id, version, then description and payload when present.
+// flagEntry's field order: id, version, description (null when absent), payload (left out when absent).
 function metadataJson(metadata: FlagResult['metadata']): string {
   let json = metadataJsonCache.get(metadata);
   if (json === undefined) {
-    json = `{"id":${JSON.stringify(metadata.id)},"version":${JSON.stringify(metadata.version)}`;
-    if (metadata.description !== undefined) json += `,"description":${JSON.stringify(metadata.description)}`;
-    if (metadata.payload !== undefined) json += `,"payload":${JSON.stringify(metadata.payload)}`;
-    json += '}';
+    json =
+      `{"id":${JSON.stringify(metadata.id)},"version":${JSON.stringify(metadata.version)}` +
+      `,"description":${JSON.stringify(metadata.description ?? null)}` +
+      (metadata.payload === undefined || metadata.payload === null
+        ? '}'
+        : `,"payload":${JSON.stringify(metadata.payload)}}`);
     metadataJsonCache.set(metadata, json);
   }
   return json;
@@ -153,8 +181,13 @@ function keyPrefix(key: string): string {
   return prefix;
 }
 
-export function formatResponseJson(shape: ResponseShape, outcome: EvaluationOutcome): string {
-  if (shape !== 'v4') return JSON.stringify(formatResponse(shape, outcome));
+export function formatResponseJson(
+  shape: ResponseShape,
+  outcome: EvaluationOutcome,
+  meta: ResponseMeta,
+): string {
+  // Other shapes, and config=true (its merged fields change the envelope), go the plain way.
+  if (shape !== 'v4' || meta.remoteConfig) return JSON.stringify(formatResponse(shape, outcome, meta));
   let json = outcome.errorsWhileComputingFlags ? ENVELOPE_V4_ERRORS : ENVELOPE_V4_OK;
   let first = true;
   // Object.values order is the order the object form's `flags` is filled in, so the key order
@@ -173,5 +206,14 @@ export function formatResponseJson(shape: ResponseShape, outcome: EvaluationOutc
       metadataJson(r.metadata) +
       '}';
   }
-  return json + (outcome.quotaLimited ? QUOTA_LIMITED_TAIL : '}}');
+  // requestId is a UUID (no characters to escape), evaluatedAt an integer.
+  return (
+    json +
+    (outcome.quotaLimited ? QUOTA_LIMITED_TAIL : '}') +
+    ',"requestId":"' +
+    meta.requestId +
+    '","evaluatedAt":' +
+    meta.evaluatedAt +
+    '}'
+  );
 }

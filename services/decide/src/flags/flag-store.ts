@@ -1,9 +1,18 @@
-// Where decide gets a project's flag definitions and group type mapping: an in-process copy
+// Where decide gets a project's flag definitions, group type mapping and cohorts (flags
+// evaluate against them, so they travel together): an in-process copy
 // (short TTL, dropped at once when the flags-changed channel names the project), else one Redis
 // MGET (issued by the caller inside its per-request pipeline), else Postgres, written back to
 // Redis so the next instance finds it there. When Redis is down, Postgres is the source.
 import type { Pool } from 'pg';
-import { decodeFlagList, decodeGroupTypes, encodeFlagList, redisKeys, type Redis } from '@sett/cache';
+import {
+  decodeCohortList,
+  decodeFlagList,
+  decodeGroupTypes,
+  encodeCohortList,
+  encodeFlagList,
+  redisKeys,
+  type Redis,
+} from '@sett/cache';
 import type { Logger } from '@sett/logger';
 import { prepareProjectFlags, type ProjectFlags } from './flag-definitions';
 
@@ -12,8 +21,8 @@ export type FlagSource = 'local' | 'redis' | 'postgres';
 export interface FlagStore {
   /** The in-process copy, if fresh. */
   cached(teamId: number): ProjectFlags | undefined;
-  /** Keys to MGET, in this order, on a local miss. */
-  redisKeys(teamId: number): [string, string];
+  /** Keys to MGET, in this order, on a local miss: flag list, group types, cohort list. */
+  redisKeys(teamId: number): [string, string, string];
   /** Builds from the MGET values; undefined when Redis has no (valid) flag list. */
   fromRedis(teamId: number, values: Array<string | null>): ProjectFlags | undefined;
   /** Loads from Postgres; writes back to Redis unless told Redis is down. */
@@ -47,7 +56,10 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
   // local copy expires and Redis still holds the same bytes, the same definition objects are
   // reused: evaluation's per-definition preparation and the response's per-object JSON
   // fragments stay warm instead of being rebuilt every TTL.
-  const lastFromRedis = new Map<number, { flags: string; groupTypes: string; project: ProjectFlags }>();
+  const lastFromRedis = new Map<
+    number,
+    { flags: string; groupTypes: string; cohorts: string | null; project: ProjectFlags }
+  >();
 
   function remember(project: ProjectFlags, gen: number): ProjectFlags {
     if ((generation.get(project.teamId) ?? 0) === gen && opts.ttlMs > 0) {
@@ -58,22 +70,26 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
 
   async function loadFromPostgres(teamId: number, writeBack: boolean): Promise<ProjectFlags> {
     const gen = generation.get(teamId) ?? 0;
-    const [flagRows, groupRows] = await Promise.all([
+    const [flagRows, groupRows, cohortRows] = await Promise.all([
       opts.pool.query(
         `SELECT id, team_id, key, name, filters, active, deleted, ensure_experience_continuity, version,
                 has_encrypted_payloads
-           FROM feature_flags WHERE team_id = $1 AND NOT deleted ORDER BY id`,
+           FROM feature_flags WHERE team_id = $1 AND NOT deleted AND NOT is_remote_configuration ORDER BY id`,
         [teamId],
       ),
       opts.pool.query('SELECT group_type, group_type_index FROM group_type_mappings WHERE team_id = $1', [
         teamId,
       ]),
+      opts.pool.query(
+        `SELECT id, name, filters, is_static, version FROM cohorts WHERE team_id = $1 AND NOT deleted ORDER BY id`,
+        [teamId],
+      ),
     ]);
     const groupTypes: Record<number, string> = {};
     for (const row of groupRows.rows as Array<{ group_type: string; group_type_index: number }>) {
       groupTypes[row.group_type_index] = row.group_type;
     }
-    const project = prepareProjectFlags(teamId, flagRows.rows, groupTypes);
+    const project = prepareProjectFlags(teamId, flagRows.rows, groupTypes, cohortRows.rows);
     if (writeBack) {
       // NX: never overwrite a list that management wrote meanwhile (it is newer than ours).
       const ttl = opts.writeBackTtlSeconds ?? 600;
@@ -82,6 +98,13 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
         .multi()
         .set(redisKeys.flags(teamId), list, 'EX', ttl, 'NX')
         .set(redisKeys.groupTypes(teamId), JSON.stringify(groupTypes), 'EX', ttl, 'NX')
+        .set(
+          redisKeys.cohorts(teamId),
+          encodeCohortList({ teamId, updatedAt: now(), cohorts: cohortRows.rows }),
+          'EX',
+          ttl,
+          'NX',
+        )
         .exec()
         .catch((err: Error) =>
           opts.logger.warn('could not write flags back to redis', { teamId, err: err.message }),
@@ -96,11 +119,12 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
       if (hit && hit.expiresAt > now()) return hit.project;
       return undefined;
     },
-    redisKeys: (teamId) => [redisKeys.flags(teamId), redisKeys.groupTypes(teamId)],
+    redisKeys: (teamId) => [redisKeys.flags(teamId), redisKeys.groupTypes(teamId), redisKeys.cohorts(teamId)],
     fromRedis(teamId, values) {
       const gen = generation.get(teamId) ?? 0;
       const last = lastFromRedis.get(teamId);
-      if (last && last.flags === values[0] && last.groupTypes === values[1])
+      const cohortsRaw = values[2] ?? null;
+      if (last && last.flags === values[0] && last.groupTypes === values[1] && last.cohorts === cohortsRaw)
         return remember(last.project, gen);
       const list = decodeFlagList<unknown>(values[0] ?? null);
       if (!list) return undefined;
@@ -108,8 +132,11 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
       // Without its group type mapping the list is treated as a miss: the Postgres load writes
       // the mapping back (an empty one too), so this happens once per project, not per request.
       if (!groupTypes) return undefined;
-      const project = prepareProjectFlags(teamId, list.flags, groupTypes);
-      lastFromRedis.set(teamId, { flags: values[0]!, groupTypes: values[1]!, project });
+      const cohortList = decodeCohortList<unknown>(cohortsRaw);
+      const project = prepareProjectFlags(teamId, list.flags, groupTypes, cohortList?.cohorts ?? []);
+      // A list naming cohorts without the cohort list beside it is a miss: Postgres has them.
+      if (!cohortList && project.usesCohorts) return undefined;
+      lastFromRedis.set(teamId, { flags: values[0]!, groupTypes: values[1]!, cohorts: cohortsRaw, project });
       return remember(project, gen);
     },
     fromPostgres(teamId, writeBack) {

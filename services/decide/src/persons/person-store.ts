@@ -2,6 +2,7 @@
 // tables ingestion writes. Decide asks only when a flag needs a property the request did not
 // give (spec 4.3 rule 4); answers are cached briefly in process.
 import type { Pool } from 'pg';
+import { cleanString, storedName } from '@sett/schemas';
 import { TtlCache } from './ttl-cache';
 
 export interface StoredPerson {
@@ -17,6 +18,12 @@ export interface GroupRef {
 export interface PersonStore {
   /** The person of a distinct id with its properties; null when there is none. */
   person(teamId: number, distinctId: string): Promise<StoredPerson | null>;
+  /**
+   * Ids of the static cohorts the person of a distinct id belongs to: a member through any of
+   * the person's distinct ids, or through the id itself (an id with no person yet). Batched like
+   * person lookups: one query per project per event-loop turn.
+   */
+  staticCohorts(teamId: number, distinctId: string): Promise<ReadonlySet<number>>;
   /** Properties of each requested group, keyed `${index}:${key}`; absent groups are left out. */
   groups(teamId: number, refs: GroupRef[]): Promise<Map<string, Record<string, unknown>>>;
   /**
@@ -40,6 +47,8 @@ export interface PersonStoreStats {
   personBatches: number;
   groupQueries: number;
   overrideQueries: number;
+  /** Static cohort membership queries sent (a batch is one query). */
+  cohortQueries: number;
 }
 
 export interface PersonStoreOptions {
@@ -58,7 +67,14 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
   const persons = new TtlCache<StoredPerson | null>(opts.ttlMs, opts.maxEntries);
   const groups = new TtlCache<Record<string, unknown> | null>(opts.ttlMs, opts.maxEntries);
   const overrides = new TtlCache<Record<string, string>>(opts.ttlMs, opts.maxEntries);
-  const stats: PersonStoreStats = { personQueries: 0, groupQueries: 0, overrideQueries: 0, personBatches: 0 };
+  const memberships = new TtlCache<ReadonlySet<number>>(opts.ttlMs, opts.maxEntries);
+  const stats: PersonStoreStats = {
+    personQueries: 0,
+    groupQueries: 0,
+    overrideQueries: 0,
+    personBatches: 0,
+    cohortQueries: 0,
+  };
 
   // Person lookups that miss the cache are batched: those arriving in the same turn of the
   // event loop (setImmediate runs after the I/O callbacks of that turn) share one query per
@@ -92,20 +108,59 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
     },
   });
 
+  // Static cohort membership for a batch of distinct ids: each id with every distinct id of its
+  // person, then those ids' rows in cohort_members, found through its (team_id, distinct_id)
+  // index: the cost is the person's ids, not the cohort's size.
+  const membershipLoader = createBatchLoader<ReadonlySet<number>>({
+    maxBatch: opts.maxBatch ?? 500,
+    async loadMany(teamId, distinctIds) {
+      stats.cohortQueries++;
+      const { rows } = await opts.pool.query<{ asked: string; cohort_id: number }>(
+        `WITH asked AS (SELECT unnest($2::text[]) AS distinct_id),
+              ids AS (
+                SELECT a.distinct_id AS asked, a.distinct_id AS member FROM asked a
+                UNION
+                SELECT a.distinct_id, other.distinct_id
+                  FROM asked a
+                  JOIN person_distinct_ids pdi ON pdi.team_id = $1 AND pdi.distinct_id = a.distinct_id
+                  JOIN person_distinct_ids other ON other.team_id = $1 AND other.person_id = pdi.person_id
+              )
+         SELECT DISTINCT ids.asked, cm.cohort_id
+           FROM ids JOIN cohort_members cm ON cm.team_id = $1 AND cm.distinct_id = ids.member`,
+        [teamId, distinctIds],
+      );
+      const found = new Map<string, Set<number>>();
+      for (const distinctId of distinctIds) found.set(distinctId, new Set());
+      for (const row of rows) found.get(row.asked)?.add(Number(row.cohort_id));
+      for (const [distinctId, ids] of found) memberships.set(`${teamId}\u0000${distinctId}`, ids);
+      return found;
+    },
+  });
+
   return {
-    person(teamId, distinctId) {
-      const key = `${teamId}\u0000${distinctId}`;
-      const hit = persons.get(key);
+    staticCohorts(teamId, distinctId) {
+      const stored = storedName(distinctId);
+      const hit = memberships.get(`${teamId}\u0000${stored}`);
       if (hit !== undefined) return Promise.resolve(hit);
-      return personLoader.load(teamId, distinctId);
+      return membershipLoader.load(teamId, stored);
+    },
+
+    person(teamId, distinctId) {
+      const stored = storedName(distinctId);
+      const hit = persons.get(`${teamId}\u0000${stored}`);
+      if (hit !== undefined) return Promise.resolve(hit);
+      return personLoader.load(teamId, stored);
     },
 
     async groups(teamId, refs) {
       const out = new Map<string, Record<string, unknown>>();
       const missing: GroupRef[] = [];
       for (const ref of refs) {
-        const hit = groups.get(`${teamId}:${groupCacheKey(ref)}`);
-        if (hit === undefined) missing.push(ref);
+        // Group keys are stored cleaned (NUL, lone surrogates as U+FFFD) like all event data;
+        // the answer stays keyed by the key the request gave.
+        const stored = { groupTypeIndex: ref.groupTypeIndex, groupKey: cleanString(ref.groupKey) };
+        const hit = groups.get(`${teamId}:${groupCacheKey(stored)}`);
+        if (hit === undefined) missing.push(stored);
         else if (hit !== null) out.set(groupCacheKey(ref), hit);
       }
       if (missing.length === 0) return out;
@@ -132,14 +187,19 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
         const key = groupCacheKey(ref);
         const props = found.get(key) ?? null;
         groups.set(`${teamId}:${key}`, props);
-        if (props) out.set(key, props);
+      }
+      for (const ref of refs) {
+        const props = found.get(groupCacheKey({ ...ref, groupKey: cleanString(ref.groupKey) }));
+        if (props) out.set(groupCacheKey(ref), props);
       }
       return out;
     },
 
-    async hashKeyOverrides(teamId, distinctId, anonDistinctId, flagKeys) {
+    async hashKeyOverrides(teamId, requestDistinctId, anonDistinctId, flagKeys) {
       if (flagKeys.length === 0) return {};
-      const anon = anonDistinctId && anonDistinctId !== distinctId ? anonDistinctId : undefined;
+      const distinctId = storedName(requestDistinctId);
+      const storedAnon = anonDistinctId === undefined ? undefined : storedName(anonDistinctId);
+      const anon = storedAnon && storedAnon !== distinctId ? storedAnon : undefined;
       const cacheKey = `${teamId}\u0000${distinctId}\u0000${anon ?? ''}\u0000${flagKeys.join('\u0001')}`;
       const hit = overrides.get(cacheKey);
       if (hit) return hit;

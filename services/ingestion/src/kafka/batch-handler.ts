@@ -1,18 +1,27 @@
 // Handles one fetched batch (one partition): prepare every message, send what cannot be
 // ingested to the dead letter topic and wait for the acknowledgement, resolve tokens, then
 // write the batch in one Postgres transaction. Only when this resolves does the consumer
-// runner commit the offsets. Infrastructure failures (Postgres, Kafka, Redis down; lost
-// races) are retried here with backoff for as long as it takes, holding the partition, and
-// readiness reports false meanwhile. Postgres rejecting the data itself (a data exception) is
-// not retried forever: the batch is written event by event and the rejected events are
-// dead-lettered, so one bad event never blocks a partition.
+// runner commit the offsets. One message never stops a partition: an exception while
+// preparing it dead-letters that message alone, and when Postgres (or the person and group
+// rules) refuse the batch's data, the batch is bisected until the refused events stand alone,
+// which are dead-lettered while the rest is stored. Infrastructure failures (Postgres, Kafka,
+// Redis down or timing out; lost races) are retried here with backoff for as long as it takes,
+// holding the partition, and readiness reports false meanwhile (see pipeline/failure-kind.ts).
 import type { Pool } from 'pg';
 import type { KafkaMessage } from 'kafkajs';
 import type { BatchContext, ConsumerBatch } from '@sett/kafka';
 import type { Logger } from '@sett/logger';
 import type { IngestionMetrics } from '../metrics';
+import { RejectedError, describeFailure, failureKind } from '../pipeline/failure-kind';
+import { writeIsolatingRejected } from '../pipeline/isolate-rejected';
 import { prepareMessage } from '../pipeline/prepare';
-import type { IngestionWarning, PreparedEvent, TeamEvent } from '../pipeline/types';
+import {
+  dlq,
+  type IngestionWarning,
+  type PreparedEvent,
+  type StepResult,
+  type TeamEvent,
+} from '../pipeline/types';
 import { writeBatch, type WriteBatchResult } from '../pipeline/write-batch';
 import type { TeamResolver } from '../teams/team-resolver';
 
@@ -33,6 +42,8 @@ export type BatchHandlerDeps = {
   metrics: IngestionMetrics;
   health: RetryHealth;
   retry?: { initialMs?: number; maxMs?: number };
+  /** The batch write (tests inject failures); default writeBatch. */
+  writeBatch?: (pool: Pool, events: TeamEvent[]) => Promise<WriteBatchResult>;
   /** Runs after the commit (e.g. publish new group type mappings); failures are logged only. */
   afterCommit?: (result: WriteBatchResult) => Promise<void>;
 };
@@ -55,12 +66,12 @@ class StoppedError extends Error {
   override readonly name = 'StoppedError';
 }
 
-// SQLSTATE classes where retrying the same data cannot help: 22 data exception, 54 program
-// limit exceeded (e.g. an index row too large), and NOT NULL / CHECK violations.
+/** A lost race that keeps coming back is treated as refused data after this many attempts. */
+export const MAX_CONFLICT_ATTEMPTS = 5;
+
+/** Data errors only (SQLSTATE 22, 23 except races, 54; our code throwing on an event). */
 export function isDataError(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  if (typeof code !== 'string' || code.length !== 5) return false;
-  return code.startsWith('22') || code.startsWith('54') || code === '23502' || code === '23514';
+  return failureKind(error) === 'data';
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -71,13 +82,19 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
   const maxMs = deps.retry?.maxMs ?? 10_000;
   const warnedAt = new Map<IngestionWarning, number>();
 
-  /** Runs fn until it succeeds; data errors and stop requests end it with a throw. */
+  const write = deps.writeBatch ?? writeBatch;
+
+  /**
+   * Runs fn until it succeeds. Refused data (and a conflict that keeps coming back) ends it with
+   * a RejectedError, a stop request with a StoppedError; everything else is retried.
+   */
   async function untilDone<T>(
     stage: string,
     key: string,
     ctx: BatchContext,
     fn: () => Promise<T>,
   ): Promise<T> {
+    let conflicts = 0;
     for (let attempt = 1; ; attempt++) {
       try {
         const result = await fn();
@@ -87,7 +104,11 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
         }
         return result;
       } catch (error) {
-        if (isDataError(error)) throw error;
+        const kind = failureKind(error);
+        if (kind === 'data' || (kind === 'conflict' && ++conflicts >= MAX_CONFLICT_ATTEMPTS)) {
+          if (attempt > 1) health.recover(key);
+          throw new RejectedError(error as Error);
+        }
         const delay = Math.min(maxMs, initialMs * 2 ** Math.min(attempt - 1, 16));
         metrics.retries.inc({ stage });
         health.fail(key, `${stage}: ${(error as Error).message}`);
@@ -139,7 +160,13 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
     const dropped = (reason: string) => drops.set(reason, (drops.get(reason) ?? 0) + 1);
 
     for (const m of batch.messages) {
-      const r = prepareMessage(m.value, m.offset);
+      let r: StepResult<PreparedEvent>;
+      try {
+        r = prepareMessage(m.value, m.offset);
+      } catch (error) {
+        // A shape nobody foresaw must cost this message only, never the partition.
+        r = dlq(`failed to prepare: ${describeFailure(error as Error)}`);
+      }
       if (r.kind === 'ok') {
         prepared.push(r.value);
         byOffset.set(m.offset, m);
@@ -176,32 +203,34 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
       events.push({ ...e, teamId });
     }
 
-    const results: WriteBatchResult[] = [];
+    // One write on the happy path; refused data is isolated by bisection (each half retried
+    // on infrastructure failures like the whole), and the rows refused alone are dead-lettered.
+    let results: WriteBatchResult[] = [];
     if (events.length > 0) {
-      try {
-        results.push(await untilDone('postgres', key, ctx, () => writeBatch(deps.pool, events)));
-      } catch (error) {
-        if (!isDataError(error)) throw error;
-        logger.warn('Postgres rejected data in a batch; writing it event by event', {
+      const outcome = await writeIsolatingRejected(
+        events,
+        (part) => untilDone('postgres', key, ctx, () => write(deps.pool, part)),
+        (error) => error instanceof RejectedError,
+      );
+      results = outcome.results;
+      if (outcome.rejected.length > 0) {
+        const letters = outcome.rejected.map(({ item, error }) => ({
+          topic,
+          partition,
+          offset: item.offset,
+          reason: `rejected while writing: ${describeFailure((error as RejectedError).original)}`,
+          value: byOffset.get(item.offset)?.value ?? null,
+        }));
+        logger.warn('events refused by Postgres or the person and group rules; dead-lettering them', {
           partition: key,
-          error: (error as Error).message,
+          events: events.length,
+          refused: letters.length,
+          writes: outcome.writes,
+          firstReason: letters[0]?.reason,
         });
-        for (const e of events) {
-          try {
-            results.push(await untilDone('postgres', key, ctx, () => writeBatch(deps.pool, [e])));
-          } catch (single) {
-            if (!isDataError(single)) throw single;
-            const letter = {
-              topic,
-              partition,
-              offset: e.offset,
-              reason: `rejected by Postgres: ${(single as Error).message}`,
-              value: byOffset.get(e.offset)?.value ?? null,
-            };
-            await untilDone('dead_letter', key, ctx, () => deps.sendDeadLetters([letter]));
-            dead.push(letter);
-          }
-        }
+        metrics.isolationWrites.inc(outcome.writes);
+        await untilDone('dead_letter', key, ctx, () => deps.sendDeadLetters(letters));
+        dead.push(...letters);
       }
     }
 

@@ -113,6 +113,7 @@ export function personIntentOf(
   return { kind: 'update', distinctId, update, identify: false };
 }
 
+/** Recursive, but over property values already bounded to MAX_JSON_DEPTH by prepare. */
 export function jsonEqual(a: unknown, b: unknown): boolean {
   if (a === b) return true;
   if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
@@ -130,6 +131,16 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
 }
 
 /**
+ * `target[key] = value` as an own data property: plain assignment to a client key named
+ * `__proto__` would replace the object's prototype instead of storing the property.
+ */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, writable: true, enumerable: true, configurable: true });
+  else target[key] = value;
+}
+
+/**
  * PostHog's order: $set_once fills keys that are absent, $set overwrites, $unset removes.
  * Mutates `properties` and says whether anything changed (an unchanged person is not written).
  */
@@ -141,13 +152,13 @@ export function applyPropertyUpdate(
   let changed = false;
   for (const [k, v] of Object.entries(update.setOnce)) {
     if (!Object.prototype.hasOwnProperty.call(properties, k)) {
-      properties[k] = v;
+      setOwn(properties, k, v);
       changed = true;
     }
   }
   for (const [k, v] of Object.entries(update.set)) {
     if (!Object.prototype.hasOwnProperty.call(properties, k) || !jsonEqual(properties[k], v)) {
-      properties[k] = v;
+      setOwn(properties, k, v);
       changed = true;
     }
   }

@@ -3,11 +3,10 @@
 // (bad JSON, wrong types, a uuid Postgres would reject), clean values Postgres cannot hold,
 // and fix the timestamp.
 import { decodeCaptureMessage } from '@sett/kafka';
+import { MAX_JSON_DEPTH, cleanJson, exceedsDepth, storedName, unstorableReason } from '@sett/schemas';
 import { normalizeTimestamp } from './timestamp';
 import { dlq, drop, ok, type CaptureMessage, type PreparedEvent, type StepResult } from './types';
 
-/** PostHog truncates event names (plugin-server) and distinct ids (capture) to 200 characters. */
-export const MAX_NAME_LENGTH = 200;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const isMissing = (v: unknown) => v === undefined || v === null || v === '';
@@ -34,29 +33,10 @@ export function decodeMessage(value: Buffer | null): StepResult<CaptureMessage> 
   return dlq(decoded.reason);
 }
 
-// Postgres text and jsonb cannot hold U+0000, and jsonb rejects lone surrogates: PostHog
-// replaces NUL with U+FFFD; broken surrogate pairs get the same treatment (String#toWellFormed).
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
-// eslint-disable-next-line no-control-regex -- matching NUL is the point
-const NEEDS_CLEANING = /\u0000|[\ud800-\udfff]/;
+// Postgres text and jsonb cannot hold U+0000, and jsonb rejects lone surrogates: they become
+// U+FFFD (@sett/schemas, docs/hardening.md). JSON.stringify escapes both (as \u0000, \udXXX), so
+// one test on its output decides whether the (iterative) deep clean is needed at all.
 const ESCAPED_BAD = /\\u0000|\\ud[89a-f]/i;
-
-export function cleanString(s: string): string {
-  if (!NEEDS_CLEANING.test(s)) return s;
-  // eslint-disable-next-line no-control-regex -- matching NUL is the point
-  return s.replace(/\u0000/g, '\ufffd').replace(LONE_SURROGATE, '\ufffd');
-}
-
-export function cleanValue(value: unknown): unknown {
-  if (typeof value === 'string') return cleanString(value);
-  if (Array.isArray(value)) return value.map(cleanValue);
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[cleanString(k)] = cleanValue(v);
-    return out;
-  }
-  return value;
-}
 
 export function validateMessage(
   message: CaptureMessage,
@@ -65,18 +45,26 @@ export function validateMessage(
 ): StepResult<PreparedEvent> {
   if (!UUID_RE.test(message.uuid))
     return dlq(`uuid is not a UUID: ${JSON.stringify(message.uuid.slice(0, 60))}`);
-  const event = cleanString(message.event).slice(0, MAX_NAME_LENGTH);
-  const distinctId = cleanString(message.distinct_id).slice(0, MAX_NAME_LENGTH);
+  // Cut first, then clean: the cut may split a surrogate pair.
+  const event = storedName(message.event);
+  const distinctId = storedName(message.distinct_id);
   if (event.trim() === '') return drop('missing_event_name');
   if (distinctId.trim() === '') return drop('missing_distinct_id');
 
+  // A token Postgres cannot even compare with would fail the whole batch's token lookup.
+  const tokenProblem = unstorableReason(message.token);
+  if (tokenProblem) return dlq(`token holds an unstorable character (${tokenProblem})`);
+
   let properties = message.properties;
+  // Before anything walks or serializes it: V8's JSON.stringify recurses and overflows the stack
+  // on a few thousand levels (JSON.parse does not, so a message this deep does arrive here).
+  if (exceedsDepth(properties, MAX_JSON_DEPTH))
+    return dlq(`properties nest deeper than ${MAX_JSON_DEPTH} levels`);
   if (message.ip && properties.$ip === undefined) properties = { ...properties, $ip: message.ip };
-  // Serialized once here for the bulk insert. JSON.stringify escapes NUL and lone surrogates
-  // (as \u0000, \udXXX), so one test on its output decides whether a deep clean is needed.
+  // Serialized once here for the bulk insert.
   let propertiesJson = JSON.stringify(properties);
   if (ESCAPED_BAD.test(propertiesJson)) {
-    properties = cleanValue(properties) as Record<string, unknown>;
+    properties = cleanJson(properties);
     propertiesJson = JSON.stringify(properties);
   }
 

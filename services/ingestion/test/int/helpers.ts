@@ -7,7 +7,10 @@ import type { Pool } from 'pg';
 import { createRedis, type Redis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { prom } from '@sett/http';
+import { createServiceApp, prom } from '@sett/http';
+import express from 'express';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import {
   TOPICS,
   createBatchingProducer,
@@ -15,10 +18,17 @@ import {
   encodeCaptureMessage,
   type BatchingProducer,
   type CaptureMessage,
+  type DeadLetterMessage,
 } from '@sett/kafka';
 import { createSilentLogger } from '@sett/logger';
 import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
-import { createIngestionWorker, type IngestionWorker, type IngestionWorkerConfig } from '../../src/worker';
+import {
+  createIngestionWorker,
+  type IngestionWorker,
+  type IngestionWorkerConfig,
+  type IngestionWorkerDeps,
+} from '../../src/worker';
+import { ingestionReadiness } from '../../src/readiness';
 
 export const FAST = { sessionTimeoutMs: 3000, heartbeatIntervalMs: 300, maxWaitTimeMs: 200 } as const;
 
@@ -124,6 +134,7 @@ export function startWorker(
     config?: Partial<IngestionWorkerConfig>;
     groupIds?: { live: string; historical: string };
     pool?: Pool;
+    beforeBatch?: IngestionWorkerDeps['beforeBatch'];
   } = {},
 ) {
   const registry = new prom.Registry();
@@ -142,6 +153,8 @@ export function startWorker(
     },
     groupIds: opts.groupIds,
     retry: { initialMs: 50, maxMs: 300 },
+    restart: { initialMs: 200, maxMs: 1000 },
+    beforeBatch: opts.beforeBatch,
   });
   return { worker, registry };
 }
@@ -196,4 +209,58 @@ export async function metricValue(
   return (metric.values as Array<{ value: number; labels: Record<string, string | number> }>)
     .filter((v) => Object.entries(labels).every(([k, val]) => String(v.labels[k]) === val))
     .reduce((sum, v) => sum + v.value, 0);
+}
+
+/** The real /_ready of ingestion (main.ts's checks) for an in-process worker, on 127.0.0.1. */
+export async function startReadyServer(
+  worker: IngestionWorker,
+  pool: Pool,
+): Promise<{
+  ready(): Promise<{ status: number; body: { checks: Record<string, { ok: boolean; error?: string }> } }>;
+  close(): Promise<void>;
+}> {
+  const app = createServiceApp({
+    name: 'ingestion',
+    logger: createSilentLogger(),
+    registry: new prom.Registry(),
+    readiness: ingestionReadiness(worker, pool),
+    routes: express.Router(),
+  });
+  const server: Server = await new Promise((resolve) => {
+    const s = app.listen(0, '127.0.0.1', () => resolve(s));
+  });
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/_ready`;
+  return {
+    async ready() {
+      const res = await fetch(url);
+      return { status: res.status, body: (await res.json()) as never };
+    },
+    close: () => new Promise<void>((r) => server.close(() => r())),
+  };
+}
+
+/** Reads the dead letter topic from the beginning (a fresh group) until `count` letters came. */
+export async function readDeadLetters(
+  env: Env,
+  count: number,
+  timeoutMs = 30_000,
+): Promise<DeadLetterMessage[]> {
+  const letters: DeadLetterMessage[] = [];
+  const consumer = env.kafka.consumer({
+    groupId: uniqueName('dlq-reader'),
+    ...{ sessionTimeout: 3000, heartbeatInterval: 300, maxWaitTimeInMs: 200 },
+  });
+  await consumer.connect();
+  try {
+    await consumer.subscribe({ topics: [TOPICS.deadLetter], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        letters.push(JSON.parse(message.value!.toString()) as DeadLetterMessage);
+      },
+    });
+    await waitFor(`${count} dead letters`, () => letters.length >= count, timeoutMs);
+  } finally {
+    await consumer.disconnect();
+  }
+  return letters;
 }

@@ -32,7 +32,15 @@ afterAll(async () => {
 });
 
 it('live events land while a 100k historical backfill is still draining', async () => {
-  const producer = createBatchingProducer({ kafka: env.kafka, lingerMs: 5, maxBatchMessages: 2000 });
+  // All 50 sends are queued at once and each one's timer starts when queued: on a loaded machine
+  // the last can wait longer than the 10 s default behind the others. This test is about
+  // consumption, not produce latency.
+  const producer = createBatchingProducer({
+    kafka: env.kafka,
+    lingerMs: 5,
+    maxBatchMessages: 2000,
+    sendTimeoutMs: 60_000,
+  });
   await producer.connect();
   const sends: Array<Promise<void>> = [];
   for (let i = 0; i < HISTORICAL; i += 2000) {

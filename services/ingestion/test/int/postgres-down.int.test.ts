@@ -1,9 +1,8 @@
 // Postgres unavailable: the worker holds the partition, retries with backoff, commits no
 // offsets and reports not ready; when Postgres is back every event lands exactly once.
 // Postgres is taken away with a real TCP proxy in front of it that we close and reopen.
-import net from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { createPgPool } from '@sett/db';
+import { startTcpProxy, type TcpProxy } from '@sett/testing';
 import type { Pool } from 'pg';
 import {
   captureMessage,
@@ -19,43 +18,16 @@ import {
 
 jest.setTimeout(60_000);
 
-function startProxy(target: { host: string; port: number }) {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target.port, target.host);
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('close', () => sockets.delete(s));
-      s.on('error', () => undefined);
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  let port = 0;
-  return {
-    async listen() {
-      await new Promise<void>((r) => server.listen(port, '127.0.0.1', () => r()));
-      port = (server.address() as AddressInfo).port;
-      return port;
-    },
-    async down() {
-      await new Promise<void>((r) => {
-        server.close(() => r());
-        for (const s of sockets) s.destroy();
-      });
-    },
-  };
-}
-
 let env: Env;
 let proxyPool: Pool;
-let proxy: ReturnType<typeof startProxy>;
+let proxy: TcpProxy;
 let running: ReturnType<typeof startWorker>;
 
 beforeAll(async () => {
   env = await setupEnv(2);
   const url = new URL(env.db.url);
-  proxy = startProxy({ host: url.hostname, port: Number(url.port || 5432) });
-  url.port = String(await proxy.listen());
+  proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+  url.port = String(proxy.port);
   proxyPool = createPgPool({ databaseUrl: url.toString(), max: 4 });
   proxyPool.on('error', () => undefined);
 });
@@ -63,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await running?.worker.stop();
   await proxyPool?.end();
-  await proxy?.down();
+  await proxy?.close();
   await env?.close();
 });
 
@@ -90,7 +62,7 @@ it('retries while Postgres is down, without committing, and then stores everythi
   const lag = await running.worker.lag();
   expect(lag.reduce((s, l) => s + l.lag, 0)).toBeGreaterThanOrEqual(events.length);
 
-  await proxy.listen();
+  await proxy.up();
   await waitFor(
     'every event after recovery',
     async () => (await countEvents(env.pool)) === 1 + events.length,

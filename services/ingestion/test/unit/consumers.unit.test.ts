@@ -1,6 +1,5 @@
 import { TOPICS } from '@sett/kafka';
 import { consumerPlans } from '../../src/kafka/consumers';
-import { isDataError } from '../../src/kafka/batch-handler';
 
 describe('consumerPlans', () => {
   it('runs live topics in one group and historical in another, as configured', () => {
@@ -12,15 +11,5 @@ describe('consumerPlans', () => {
     expect(consumerPlans(['overflow'])).toEqual([
       { name: 'live', groupId: 'sett-ingestion', topics: [TOPICS.overflow] },
     ]);
-  });
-});
-
-describe('isDataError', () => {
-  it('separates rejected data from unavailable infrastructure', () => {
-    expect(isDataError({ code: '22P02' })).toBe(true);
-    expect(isDataError({ code: '54000' })).toBe(true);
-    expect(isDataError({ code: '40P01' })).toBe(false); // deadlock: retry
-    expect(isDataError({ code: '57P01' })).toBe(false); // admin shutdown: retry
-    expect(isDataError(new Error('connect ECONNREFUSED'))).toBe(false);
   });
 });

@@ -28,6 +28,19 @@ describe('property updates', () => {
     expect(applyPropertyUpdate(props, propertyUpdateOf({ $set: { a: { x: [1, 3] } } }))).toBe(true);
   });
 
+  it('stores a client key named __proto__ as a property, never as the prototype', () => {
+    // As it arrives from Kafka: JSON.parse makes __proto__ an own property.
+    const update = propertyUpdateOf(
+      JSON.parse('{"$set":{"__proto__":{"polluted":1}},"$set_once":{"__proto__":2}}'),
+    );
+    const props: Record<string, unknown> = {};
+    expect(applyPropertyUpdate(props, update)).toBe(true);
+    expect(Object.getPrototypeOf(props)).toBe(Object.prototype);
+    expect((props as { polluted?: unknown }).polluted).toBeUndefined();
+    expect(JSON.parse(JSON.stringify(props))).toEqual(JSON.parse('{"__proto__":{"polluted":1}}'));
+    expect(Object.keys(props)).toEqual(['__proto__']);
+  });
+
   it('accepts $unset as an object and ignores non-object $set', () => {
     expect(propertyUpdateOf({ $unset: { a: null } })).toEqual({ set: {}, setOnce: {}, unset: ['a'] });
     expect(propertyUpdateOf({ $set: 'x', $set_once: [1] })).toBeNull();

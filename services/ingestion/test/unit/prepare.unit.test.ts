@@ -1,5 +1,6 @@
 import { encodeCaptureMessage, type CaptureMessage } from '@sett/kafka';
-import { cleanValue, prepareMessage } from '../../src/pipeline/prepare';
+import { MAX_JSON_DEPTH } from '@sett/schemas';
+import { prepareMessage } from '../../src/pipeline/prepare';
 
 const base: CaptureMessage = {
   uuid: '0190a8a0-0000-7000-8000-000000000001',
@@ -86,6 +87,36 @@ describe('prepareMessage', () => {
       $ip: '10.0.0.1',
     });
     expect(r.value.propertiesJson).not.toMatch(/\\u0000|\\ud800/);
-    expect(cleanValue({ a: 1, b: null })).toEqual({ a: 1, b: null });
+  });
+
+  it('dead-letters properties nested past MAX_JSON_DEPTH without overflowing the stack', () => {
+    // The outage: arrays 3000 deep with a NUL at the bottom; and one far past V8's stack.
+    for (const depth of [3000, 100_000]) {
+      const value = Buffer.from(
+        encodeCaptureMessage({ ...base, properties: {} }).replace(
+          '"properties":{}',
+          `"properties":{"deep":${'['.repeat(depth)}"\\u0000"${']'.repeat(depth)}}`,
+        ),
+      );
+      expect(prepareMessage(value, '1')).toEqual({
+        kind: 'dlq',
+        reason: `properties nest deeper than ${MAX_JSON_DEPTH} levels`,
+      });
+    }
+    // The limit itself is accepted (properties object = level 1) and cleaned.
+    let deep: unknown = 'x\u0000';
+    for (let i = 1; i < MAX_JSON_DEPTH; i++) deep = [deep];
+    const r = prepareMessage(enc({ properties: { deep } }), '1');
+    expect(r.kind).toBe('ok');
+    if (r.kind === 'ok') expect(r.value.propertiesJson).toContain('x\ufffd');
+  });
+
+  it('dead-letters a token Postgres cannot compare with, and never leaves half a surrogate pair', () => {
+    expect(prepareMessage(enc({ token: 'phc_\u0000' }), '1')).toEqual({
+      kind: 'dlq',
+      reason: 'token holds an unstorable character (nul)',
+    });
+    const r = prepareMessage(enc({ distinct_id: `${'d'.repeat(199)}😀` }), '1');
+    expect(r.kind === 'ok' && r.value.distinctId).toBe(`${'d'.repeat(199)}\ufffd`);
   });
 });

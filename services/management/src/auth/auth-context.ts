@@ -16,6 +16,8 @@ export interface AuthContext {
   levels: ReadonlyMap<string, number>;
   /** ids of the projects (teams) of those organizations, at lookup time */
   teamIds: ReadonlySet<number>;
+  /** The user's current project (users.current_team_id), what `@current` names; null if unset. */
+  currentTeamId?: number | null;
 }
 
 export function authOf(res: Response): AuthContext {

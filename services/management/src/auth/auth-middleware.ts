@@ -8,7 +8,7 @@
 import type { RequestHandler } from 'express';
 import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
-import { AuthenticationError } from '@sett/http';
+import { AuthenticationError, bearerToken } from '@sett/http';
 import { hashPersonalApiKey } from '@sett/keys';
 import type { Logger } from '@sett/logger';
 import type { AuthContext } from './auth-context';
@@ -32,15 +32,14 @@ export interface KeyAuthenticator {
 
 /** The bearer token of an Authorization header, or a 401 explaining what is wrong with it. */
 export function parseBearer(header: string | undefined): string {
-  if (!header)
+  const token = bearerToken(header);
+  if (token === undefined)
     throw new AuthenticationError('Authentication credentials were not provided.', 'not_authenticated');
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-  if (!match)
+  if (token === null)
     throw new AuthenticationError(
       'Invalid Authorization header: expected "Bearer <personal API key>".',
       'authentication_failed',
     );
-  const token = match[1]!;
   if (token.startsWith('phc_')) {
     throw new AuthenticationError(
       'A project API key cannot be used here: use a personal API key.',
@@ -56,7 +55,7 @@ export function parseBearer(header: string | undefined): string {
 // round trip (indexes: personal_api_keys.secure_value, organization_memberships.user_id,
 // teams.organization_id).
 const KEY_CONTEXT_SQL = `
-SELECT k.id, k.scopes, u.id AS user_id, u.is_staff, u.is_active,
+SELECT k.id, k.scopes, u.id AS user_id, u.is_staff, u.is_active, u.current_team_id,
   COALESCE((SELECT json_agg(json_build_array(m.organization_id, m.level))
             FROM organization_memberships m WHERE m.user_id = u.id), '[]') AS levels,
   COALESCE((SELECT array_agg(t.id) FROM organization_memberships m
@@ -70,6 +69,7 @@ interface KeyContextRow {
   user_id: number;
   is_staff: boolean;
   is_active: boolean;
+  current_team_id: number | null;
   levels: [string, number][];
   team_ids: number[];
 }
@@ -112,6 +112,7 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
         scopes: row.scopes,
         levels: new Map(row.levels),
         teamIds: new Set(row.team_ids),
+        currentTeamId: row.current_team_id,
       };
       if (cache.size > 10_000) cache.clear();
       cache.set(hash, { auth, expiresAt: now() + ttlMs });

@@ -1,6 +1,7 @@
 // Request schemas of the early access feature endpoints (spec 2.5 / 4.2). Update accepts only
 // the four fields of the spec; anything else is a 400 naming the field.
 import { compile, type FromSchema } from '@sett/schemas';
+import { MAX_INT4 } from '../validate';
 
 export const STAGES = ['draft', 'concept', 'alpha', 'beta', 'general-availability', 'archived'] as const;
 
@@ -15,7 +16,7 @@ export const earlyAccessFeatureCreateSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['name'],
-  properties: { ...fields, feature_flag_id: { type: 'integer', minimum: 1 } },
+  properties: { ...fields, feature_flag_id: { type: 'integer', minimum: 1, maximum: MAX_INT4 } },
 } as const;
 
 export const earlyAccessFeatureUpdateSchema = {

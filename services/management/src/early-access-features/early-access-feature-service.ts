@@ -191,15 +191,19 @@ export function createEarlyAccessFeatureService({
     async update(teamId: number, id: string, body: EarlyAccessFeatureUpdateBody) {
       await find(teamId, id);
       checkDocumentationUrl(body.documentation_url);
-      await prisma.earlyAccessFeature.update({
-        where: { id: id.toLowerCase() },
-        data: {
-          ...(body.name !== undefined ? { name: body.name } : {}),
-          ...(body.description !== undefined ? { description: body.description } : {}),
-          ...(body.stage !== undefined ? { stage: body.stage } : {}),
-          ...(body.documentation_url !== undefined ? { documentationUrl: body.documentation_url } : {}),
-        },
-      });
+      // Through the flag lock like create and remove: its publish on the flags-changed channel
+      // is what makes decide drop its cached public list (/api/early_access_features/) at once.
+      await flags.writeFlags(teamId, (tx) =>
+        tx.earlyAccessFeature.update({
+          where: { id: id.toLowerCase() },
+          data: {
+            ...(body.name !== undefined ? { name: body.name } : {}),
+            ...(body.description !== undefined ? { description: body.description } : {}),
+            ...(body.stage !== undefined ? { stage: body.stage } : {}),
+            ...(body.documentation_url !== undefined ? { documentationUrl: body.documentation_url } : {}),
+          },
+        }),
+      );
       return earlyAccessFeatureJson(await find(teamId, id));
     },
 

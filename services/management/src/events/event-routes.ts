@@ -17,12 +17,23 @@ function stringParam(raw: unknown, name: string): string | undefined {
   return raw;
 }
 
+// JavaScript parses dates from year -271821 to +275760; Postgres' timestamptz and the pg
+// driver's text form do not agree on all of them. Years 1-9999 (UTC) are what both hold.
+const MIN_DATE_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const MAX_DATE_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
 function dateParam(raw: unknown, name: string): Date | undefined {
   const value = stringParam(raw, name);
   if (value === undefined || value === '') return undefined;
   const date = new Date(value);
   if (Number.isNaN(date.getTime()))
     throw new ValidationError(`${name} must be an ISO 8601 date-time.`, name, 'invalid_input');
+  if (date.getTime() < MIN_DATE_MS || date.getTime() > MAX_DATE_MS)
+    throw new ValidationError(
+      `${name} must be between 0001-01-01 and 9999-12-31 (UTC).`,
+      name,
+      'invalid_input',
+    );
   return date;
 }
 

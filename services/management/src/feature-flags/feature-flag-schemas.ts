@@ -59,6 +59,15 @@ export const flagFiltersSchema = {
   },
 } as const;
 
+/**
+ * PostHog's remote configuration fields: such a flag only carries a payload (read through
+ * .../feature_flags/<key>/remote_config), and encrypted payloads are stored encrypted.
+ */
+const remoteConfigurationFields = {
+  is_remote_configuration: { type: 'boolean' },
+  has_encrypted_payloads: { type: 'boolean' },
+} as const;
+
 const flagKey = { type: 'string', minLength: 1, maxLength: 400, pattern: '^[a-zA-Z0-9_-]+$' } as const;
 
 export const featureFlagCreateSchema = {
@@ -71,6 +80,7 @@ export const featureFlagCreateSchema = {
     filters: flagFiltersSchema,
     active: { type: 'boolean' },
     ensure_experience_continuity: { type: 'boolean' },
+    ...remoteConfigurationFields,
   },
 } as const;
 
@@ -85,6 +95,7 @@ export const featureFlagUpdateSchema = {
     ensure_experience_continuity: { type: 'boolean' },
     /** PostHog soft-deletes through PATCH {deleted: true} too. */
     deleted: { type: 'boolean' },
+    ...remoteConfigurationFields,
   },
 } as const;
 

@@ -3,17 +3,31 @@
 // project's flag list in Redis (which also notifies decide). The lock orders concurrent writers,
 // across processes too, so the list in Redis is always the one of the last committed write.
 // If Redis is down the write fails (503) and rolls back rather than leaving decide stale.
+// Remote configuration flags stay out of that list (decide never evaluates or sends them), and
+// with has_encrypted_payloads the payloads are stored encrypted (@sett/keys flag-payloads) and
+// shown decrypted only to API callers (personal keys) and the remote_config endpoint.
 import { Prisma, type FeatureFlag, type PrismaClient, type User } from '@sett/db';
 import { writeFlagList, type Redis } from '@sett/cache';
 import type { FlagDefinition, FlagFilters } from '@sett/flags';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@sett/http';
+import { SecretDecryptionError, decryptFlagPayloads, encryptFlagPayloads } from '@sett/keys';
 import type { Logger } from '@sett/logger';
 import type { Page } from '../pagination/pagination';
 import type { FeatureFlagCreateBody, FeatureFlagUpdateBody } from './feature-flag-schemas';
-import { checkFlagFilters } from './flag-filters';
+import { flagReferences } from '../cohorts/cohort-filters';
+import { checkFlagFilters, checkFlagReferences } from './flag-filters';
 
 /** First key of pg_advisory_xact_lock(int, int): the namespace of "flag list of team N" locks. */
 const FLAG_LOCK_NAMESPACE = 7_246_001;
+
+/**
+ * Takes the project's flag lock for the rest of the transaction. Cohort writes take the same
+ * lock: a flag's cohort references are checked against the cohorts, and a cohort's deletion
+ * against the flags, so the two kinds of writes must not interleave.
+ */
+export async function lockProjectDefinitions(tx: Tx, teamId: number): Promise<void> {
+  await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${FLAG_LOCK_NAMESPACE}::int, ${teamId}::int)) AS l`;
+}
 
 export type Tx = Prisma.TransactionClient;
 type FlagRow = FeatureFlag & {
@@ -51,6 +65,7 @@ export function featureFlagJson(f: FlagRow) {
     active: f.active,
     ensure_experience_continuity: f.ensureExperienceContinuity,
     has_encrypted_payloads: f.hasEncryptedPayloads,
+    is_remote_configuration: f.isRemoteConfiguration,
     version: f.version,
     created_at: f.createdAt.toISOString(),
     created_by: f.createdBy
@@ -68,23 +83,73 @@ export function featureFlagJson(f: FlagRow) {
 
 export type FeatureFlagJson = ReturnType<typeof featureFlagJson>;
 
+/** What PostHog shows in place of a payload it cannot decrypt for the caller. */
+export const REDACTED_PAYLOAD_VALUE = '"********* (encrypted)"';
+
+function payloadsOf(filters: FlagFilters): Record<string, unknown> | undefined {
+  const payloads = filters.payloads;
+  return payloads && typeof payloads === 'object' ? payloads : undefined;
+}
+
+/** Filters as stored: payloads encrypted when the flag has encrypted payloads. */
+export function sealFilters(
+  filters: FlagFilters,
+  encrypted: boolean,
+  key: Buffer,
+  teamId: number,
+): FlagFilters {
+  const payloads = payloadsOf(filters);
+  if (!encrypted || !payloads) return filters;
+  return { ...filters, payloads: encryptFlagPayloads(payloads, key, teamId) };
+}
+
+/**
+ * Filters with plaintext payloads. A payload that does not decrypt (another SETT_ENCRYPTION_KEY)
+ * is shown redacted, or with `strict` refused, so that it is never re-encrypted as a value.
+ */
+export function openFilters(f: FeatureFlag, key: Buffer, strict = false): FlagFilters {
+  const filters = (f.filters ?? {}) as FlagFilters;
+  const payloads = payloadsOf(filters);
+  if (!f.hasEncryptedPayloads || !payloads) return filters;
+  try {
+    return { ...filters, payloads: decryptFlagPayloads(payloads, key, f.teamId) };
+  } catch (err) {
+    if (!(err instanceof SecretDecryptionError)) throw err;
+    if (strict)
+      throw new ValidationError(
+        'The stored payloads cannot be decrypted with the current encryption key: send new filters.',
+        'filters',
+      );
+    const redacted: Record<string, string> = {};
+    for (const name of Object.keys(payloads)) redacted[name] = REDACTED_PAYLOAD_VALUE;
+    return { ...filters, payloads: redacted };
+  }
+}
+
 export function createFeatureFlagService({
   prisma,
   redis,
   logger,
+  payloadKey,
 }: {
   prisma: PrismaClient;
   redis: Redis;
   logger: Logger;
+  /** deriveFlagPayloadKey(SETT_ENCRYPTION_KEY) */
+  payloadKey: Buffer;
 }) {
+  /** The API shape, payloads decrypted (callers of the API are personal API keys, as in PostHog). */
+  const toJson = (f: FlagRow) =>
+    featureFlagJson({ ...f, filters: openFilters(f, payloadKey) as Prisma.JsonValue });
+
   /** Runs `fn` under the project's flag lock and publishes the resulting flag list before commit. */
   async function writeFlags<T>(teamId: number, fn: (tx: Tx) => Promise<T>): Promise<T> {
     return prisma.$transaction(
       async (tx) => {
-        await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(${FLAG_LOCK_NAMESPACE}::int, ${teamId}::int)) AS l`;
+        await lockProjectDefinitions(tx, teamId);
         const out = await fn(tx);
         const flags = await tx.featureFlag.findMany({
-          where: { teamId, deleted: false },
+          where: { teamId, deleted: false, isRemoteConfiguration: false },
           orderBy: { id: 'asc' },
         });
         try {
@@ -104,7 +169,8 @@ export function createFeatureFlagService({
     );
   }
 
-  async function checkFilters(tx: Tx, teamId: number, filters: FlagFilters) {
+  /** `flagId`: the flag being updated (undefined on create). */
+  async function checkFilters(tx: Tx, teamId: number, filters: FlagFilters, flagId?: number) {
     const index = filters.aggregation_group_type_index;
     const indexes =
       index === undefined || index === null
@@ -115,6 +181,27 @@ export function createFeatureFlagService({
             ),
           );
     checkFlagFilters(filters, indexes);
+    const refs = flagReferences(filters);
+    if (refs.cohorts.length === 0 && refs.flags.length === 0) return;
+    const [cohorts, flags] = await Promise.all([
+      refs.cohorts.length === 0
+        ? []
+        : tx.cohort.findMany({
+            where: { teamId, deleted: false },
+            select: { id: true, name: true, isStatic: true, filters: true },
+          }),
+      refs.flags.length === 0
+        ? []
+        : tx.featureFlag.findMany({
+            where: { teamId, deleted: false },
+            select: { id: true, key: true, filters: true },
+          }),
+    ]);
+    checkFlagReferences(filters, {
+      flagId,
+      cohorts: new Map(cohorts.map((c) => [c.id, c])),
+      flags: flags.map((f) => ({ id: f.id, key: f.key, filters: (f.filters ?? {}) as FlagFilters })),
+    });
   }
 
   async function checkKeyFree(tx: Tx, teamId: number, key: string, exceptId?: number) {
@@ -131,8 +218,10 @@ export function createFeatureFlagService({
     return flag;
   }
 
-  const withCreator = (tx: Tx | PrismaClient, id: number) =>
-    tx.featureFlag.findUniqueOrThrow({ where: { id }, include: { createdBy: createdBySelect } });
+  const withCreator = async (tx: Tx | PrismaClient, id: number) =>
+    toJson(
+      await tx.featureFlag.findUniqueOrThrow({ where: { id }, include: { createdBy: createdBySelect } }),
+    );
 
   return {
     writeFlags,
@@ -150,16 +239,17 @@ export function createFeatureFlagService({
           include: { createdBy: createdBySelect },
         }),
       ]);
-      return { count, results: rows.map(featureFlagJson) };
+      return { count, results: rows.map(toJson) };
     },
 
     async retrieve(teamId: number, id: number) {
       await findLive(prisma, teamId, id);
-      return featureFlagJson(await withCreator(prisma, id));
+      return withCreator(prisma, id);
     },
 
     async create(teamId: number, userId: number, body: FeatureFlagCreateBody) {
       const filters = (body.filters ?? { groups: [] }) as FlagFilters;
+      const encrypted = body.has_encrypted_payloads ?? false;
       return writeFlags(teamId, async (tx) => {
         await checkKeyFree(tx, teamId, body.key);
         await checkFilters(tx, teamId, filters);
@@ -168,13 +258,15 @@ export function createFeatureFlagService({
             teamId,
             key: body.key,
             name: body.name ?? '',
-            filters: filters as Prisma.InputJsonValue,
+            filters: sealFilters(filters, encrypted, payloadKey, teamId) as Prisma.InputJsonValue,
             active: body.active ?? true,
             ensureExperienceContinuity: body.ensure_experience_continuity ?? false,
+            isRemoteConfiguration: body.is_remote_configuration ?? false,
+            hasEncryptedPayloads: encrypted,
             createdById: userId,
           },
         });
-        return featureFlagJson(await withCreator(tx, row.id));
+        return withCreator(tx, row.id);
       });
     },
 
@@ -183,16 +275,26 @@ export function createFeatureFlagService({
         const flag = await findLive(tx, teamId, id);
         if (body.deleted === true) await checkNotInUse(tx, id);
         if (body.key !== undefined && body.key !== flag.key) await checkKeyFree(tx, teamId, body.key, id);
+        const encrypted = body.has_encrypted_payloads ?? flag.hasEncryptedPayloads;
         let filters = body.filters as FlagFilters | undefined;
-        if (filters) await checkFilters(tx, teamId, filters);
+        if (filters) await checkFilters(tx, teamId, filters, id);
+        // Stored filters are rewritten in the clear first: payloads are (re)encrypted below.
+        if (filters === undefined && encrypted !== flag.hasEncryptedPayloads)
+          filters = openFilters(flag, payloadKey, true);
         if (body.key !== undefined && body.key !== flag.key)
-          filters = renameEnrollment(filters ?? (flag.filters as FlagFilters), body.key);
+          filters = renameEnrollment(filters ?? openFilters(flag, payloadKey, true), body.key);
         await tx.featureFlag.update({
           where: { id },
           data: {
             ...(body.key !== undefined ? { key: body.key } : {}),
             ...(body.name !== undefined ? { name: body.name } : {}),
-            ...(filters !== undefined ? { filters: filters as Prisma.InputJsonValue } : {}),
+            ...(filters !== undefined
+              ? { filters: sealFilters(filters, encrypted, payloadKey, teamId) as Prisma.InputJsonValue }
+              : {}),
+            ...(body.is_remote_configuration !== undefined
+              ? { isRemoteConfiguration: body.is_remote_configuration }
+              : {}),
+            hasEncryptedPayloads: encrypted,
             ...(body.active !== undefined ? { active: body.active } : {}),
             ...(body.ensure_experience_continuity !== undefined
               ? { ensureExperienceContinuity: body.ensure_experience_continuity }
@@ -201,7 +303,7 @@ export function createFeatureFlagService({
             version: { increment: 1 },
           },
         });
-        return featureFlagJson(await withCreator(tx, id));
+        return withCreator(tx, id);
       });
     },
 

@@ -2,6 +2,7 @@
 // handlers validate with (imported, not copied), so the document cannot drift from the checks.
 // Response shapes are described here for client generators.
 import { SCOPES } from '@sett/keys';
+import { WEB_VITALS_METRICS } from '@sett/schemas';
 import {
   earlyAccessFeatureCreateSchema,
   earlyAccessFeatureUpdateSchema,
@@ -11,9 +12,23 @@ import {
   featureFlagUpdateSchema,
   flagFiltersSchema,
 } from '../feature-flags/feature-flag-schemas';
-import { DEFAULT_LIMIT, MAX_LIMIT } from '../pagination/pagination';
-import { personalApiKeyCreateSchema } from '../personal-api-keys/personal-api-key-schemas';
+import { MAX_COHORT_GROUP_DEPTH, MAX_COHORT_LEAVES } from '../cohorts/cohort-filters';
+import { MAX_CSV_BYTES } from '../cohorts/cohort-multipart';
 import {
+  MAX_DISTINCT_ID_LENGTH,
+  cohortAddMembersSchema,
+  cohortCreateSchema,
+  cohortFiltersSchema,
+  cohortRemoveMembersSchema,
+  cohortUpdateSchema,
+} from '../cohorts/cohort-schemas';
+import { DEFAULT_LIMIT, MAX_LIMIT } from '../pagination/pagination';
+import { MAX_INT4 } from '../validate';
+import { personalApiKeyCreateSchema } from '../personal-api-keys/personal-api-key-schemas';
+import { projectUpdateSchema } from '../projects/project-schemas';
+import {
+  MAX_HEDGEHOG_CONFIG_BYTES,
+  MAX_SCENE_PERSONALISATIONS,
   hedgehogConfigSchema,
   scenePersonalisationSchema,
   userUpdateSchema,
@@ -31,7 +46,13 @@ export const requestSchemas = {
   FeatureFlagCreate: featureFlagCreateSchema,
   PatchedFeatureFlag: featureFlagUpdateSchema,
   FeatureFlagFilters: flagFiltersSchema,
+  CohortCreate: cohortCreateSchema,
+  PatchedCohort: cohortUpdateSchema,
+  CohortFilters: cohortFiltersSchema,
+  CohortAddMembers: cohortAddMembersSchema,
+  CohortRemoveMembers: cohortRemoveMembersSchema,
   PersonalApiKeyCreate: personalApiKeyCreateSchema,
+  PatchedProject: projectUpdateSchema,
 } as const;
 
 const str = { type: 'string' } as const;
@@ -59,6 +80,36 @@ const responseSchemas = {
       timezone: str,
       access_control: bool,
     },
+  },
+  Project: {
+    description:
+      'A Team with its SDK settings (read by remote config, /array/<token>/config) and the masked secret API key. ' +
+      'session_recording_opt_in is stored but remote config always sends sessionRecording: false (Sett keeps no recordings).',
+    allOf: [
+      ref('Team'),
+      {
+        type: 'object',
+        properties: {
+          autocapture_opt_out: bool,
+          autocapture_exceptions_opt_in: bool,
+          heatmaps_opt_in: bool,
+          capture_performance_opt_in: bool,
+          autocapture_web_vitals_opt_in: bool,
+          autocapture_web_vitals_allowed_metrics: {
+            anyOf: [{ type: 'null' }, { type: 'array', items: { type: 'string', enum: WEB_VITALS_METRICS } }],
+          },
+          capture_dead_clicks: bool,
+          session_recording_opt_in: bool,
+          surveys_opt_in: bool,
+          secret_api_token_mask: { ...strN, description: 'phs_...xxxx, or null before the first rotation' },
+          has_secret_api_token_backup: { ...bool, description: 'the previous secret key is still accepted' },
+          secret_api_token: {
+            ...str,
+            description: 'Only in the rotate_secret_token response: the new phs_ key, shown once.',
+          },
+        },
+      },
+    ],
   },
   Organization: {
     type: 'object',
@@ -139,9 +190,61 @@ const responseSchemas = {
       active: bool,
       ensure_experience_continuity: bool,
       has_encrypted_payloads: bool,
+      is_remote_configuration: bool,
       version: int,
       created_at: dt,
       created_by: { type: ['object', 'null'] },
+    },
+  },
+  CohortFilterGroup: {
+    description:
+      `The tree under filters.properties (the request schema checks its root; every node is checked on save): ` +
+      `groups nest at most ${MAX_COHORT_GROUP_DEPTH} deep and hold at most ${MAX_COHORT_LEAVES} conditions in all.`,
+    type: 'object',
+    required: ['type', 'values'],
+    properties: {
+      type: { enum: ['AND', 'OR'] },
+      values: {
+        type: 'array',
+        items: { anyOf: [ref('CohortFilterGroup'), ref('CohortPropertyFilter')] },
+      },
+    },
+  },
+  CohortPropertyFilter: {
+    description:
+      'A person property condition {key, type: "person", value, operator, negation} with any operator flags support ' +
+      '(regex in RE2 syntax; value may be left out for is_set / is_not_set); a cohort reference ' +
+      '{key: "id", type: "cohort", value: <cohort id of this project>, negation} (no loops); or a behavioural ' +
+      'condition {type: "behavioral", key, value, event_type, ...}, stored but refused in feature flags.',
+    type: 'object',
+    required: ['type'],
+    properties: {
+      type: { enum: ['person', 'cohort', 'behavioral'] },
+      key: { type: ['string', 'integer'] },
+      value: any,
+      operator: strN,
+      negation: bool,
+    },
+  },
+  Cohort: {
+    type: 'object',
+    properties: {
+      id: int,
+      name: str,
+      description: str,
+      groups: { type: 'array', description: 'always empty (legacy PostHog field)' },
+      deleted: bool,
+      filters: { type: 'object', properties: { properties: ref('CohortFilterGroup') } },
+      query: { type: 'null' },
+      version: int,
+      pending_version: { type: 'null' },
+      is_calculating: bool,
+      created_by: { type: ['object', 'null'] },
+      created_at: dt,
+      last_calculation: dt,
+      errors_calculating: int,
+      count: { type: ['integer', 'null'], description: 'members of a static cohort; null for dynamic ones' },
+      is_static: bool,
     },
   },
   EarlyAccessFeature: {
@@ -218,13 +321,36 @@ const limitOffset = [
   { name: 'offset', in: 'query', schema: { type: 'integer', minimum: 0, default: 0 } },
 ];
 const pathParam = (name: string, schema: object = str) => ({ name, in: 'path', required: true, schema });
-const project = pathParam('project_id', int);
+// Path ids are int4: anything else (negative, fractional, past 2^31 - 1) is a 404.
+const intId = { type: 'integer', minimum: 1, maximum: MAX_INT4 } as const;
+const project = pathParam('project_id', intId);
+
+/** A static cohort upload as PostHog's UI sends it. */
+const csvUpload = {
+  type: 'object',
+  properties: {
+    name: str,
+    description: str,
+    is_static: { type: 'string', enum: ['true', 'false'] },
+    filters: { type: 'string', description: 'JSON' },
+    csv: {
+      type: 'string',
+      contentMediaType: 'text/csv',
+      description:
+        `At most ${MAX_CSV_BYTES} bytes, UTF-8. One column of distinct ids (an optional distinct_id header), or ` +
+        `several columns with a distinct_id / distinct-id header. Ids are trimmed, at most ${MAX_DISTINCT_ID_LENGTH} ` +
+        'characters, without NUL (else 400 naming the line).',
+    },
+  },
+} as const;
 
 interface Op {
   scope: string;
   summary: string;
   parameters?: object[];
   body?: keyof typeof requestSchemas;
+  /** Also accepted as multipart/form-data (a static cohort CSV upload). */
+  multipart?: object;
   status?: number;
   response?: object | null;
 }
@@ -232,7 +358,7 @@ interface Op {
 function operation(op: Op) {
   const status = String(op.status ?? 200);
   const errors = Object.fromEntries(
-    ['400', '401', '403', '404', '429'].map((code) => [
+    ['400', '401', '403', '404', '409', '429', '503'].map((code) => [
       code,
       { description: 'error', content: { 'application/json': { schema: ref('Error') } } },
     ]),
@@ -243,7 +369,15 @@ function operation(op: Op) {
     'x-required-scope': op.scope,
     parameters: op.parameters ?? [],
     ...(op.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: ref(op.body) } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: {
+              'application/json': { schema: ref(op.body) },
+              ...(op.multipart ? { 'multipart/form-data': { schema: op.multipart } } : {}),
+            },
+          },
+        }
       : {}),
     responses: {
       [status]:
@@ -259,7 +393,7 @@ function operation(op: Op) {
 export function buildOpenApiDocument(serverUrl?: string) {
   const userId = pathParam('uuid', { type: 'string', description: 'a user uuid or @me' });
   const eafId = pathParam('id', { type: 'string', format: 'uuid' });
-  const flagId = pathParam('id', int);
+  const flagId = pathParam('id', intId);
   return {
     openapi: '3.1.0',
     info: {
@@ -309,7 +443,7 @@ export function buildOpenApiDocument(serverUrl?: string) {
         }),
         patch: operation({
           scope: 'user:write',
-          summary: 'Merge into hedgehog config',
+          summary: `Merge into hedgehog config (at most ${MAX_HEDGEHOG_CONFIG_BYTES} bytes of JSON after the merge)`,
           parameters: [userId],
           body: 'HedgehogConfig',
           response: ref('HedgehogConfig'),
@@ -318,7 +452,7 @@ export function buildOpenApiDocument(serverUrl?: string) {
       '/api/users/{uuid}/scene_personalisation/': {
         post: operation({
           scope: 'user:write',
-          summary: 'Set the dashboard of a scene',
+          summary: `Set the dashboard of a scene (at most ${MAX_SCENE_PERSONALISATIONS} scenes)`,
           parameters: [userId],
           body: 'ScenePersonalisation',
           response: ref('User'),
@@ -354,7 +488,7 @@ export function buildOpenApiDocument(serverUrl?: string) {
           scope: 'project:read',
           summary: 'List projects',
           parameters: limitOffset,
-          response: paginated('Team'),
+          response: paginated('Project'),
         }),
       },
       '/api/projects/{project_id}/': {
@@ -362,7 +496,31 @@ export function buildOpenApiDocument(serverUrl?: string) {
           scope: 'project:read',
           summary: 'Retrieve a project',
           parameters: [project],
-          response: ref('Team'),
+          response: ref('Project'),
+        }),
+        patch: operation({
+          scope: 'project:write',
+          summary: 'Update the name and SDK settings (remote config is rebuilt)',
+          parameters: [project],
+          body: 'PatchedProject',
+          response: ref('Project'),
+        }),
+      },
+      '/api/projects/{project_id}/rotate_secret_token/': {
+        patch: operation({
+          scope: 'project:write',
+          summary:
+            'New project secret API key (phs_), returned once in secret_api_token; the previous key stays valid as the backup. Organization admins only.',
+          parameters: [project],
+          response: ref('Project'),
+        }),
+      },
+      '/api/projects/{project_id}/delete_secret_token_backup/': {
+        patch: operation({
+          scope: 'project:write',
+          summary: 'Stop accepting the previous secret API key. Organization admins only.',
+          parameters: [project],
+          response: ref('Project'),
         }),
       },
       '/api/projects/{project_id}/early_access_feature/': {
@@ -441,6 +599,100 @@ export function buildOpenApiDocument(serverUrl?: string) {
           response: null,
         }),
       },
+      '/api/projects/{project_id}/feature_flags/{key}/remote_config': {
+        get: {
+          ...operation({
+            scope: 'feature_flag:read',
+            summary:
+              "A remote configuration flag's payload, decrypted: its JSON text as a JSON string, or null. " +
+              'Also takes the project secret key (phs_). project_id may be @current; ?token=<project API key> picks the project for @current.',
+            parameters: [
+              pathParam('project_id', { type: 'string', description: 'a project id or @current' }),
+              pathParam('key', { type: 'string', description: 'a flag key or id' }),
+              { name: 'token', in: 'query', schema: str },
+            ],
+            response: { type: ['string', 'null'] },
+          }),
+          security: [{ PersonalApiKey: ['feature_flag:read'] }, { ProjectSecretKey: [] }],
+        },
+      },
+      '/api/projects/{project_id}/cohorts/': {
+        get: operation({
+          scope: 'cohort:read',
+          summary: 'List cohorts',
+          parameters: [project, ...limitOffset],
+          response: paginated('Cohort'),
+        }),
+        post: operation({
+          scope: 'cohort:write',
+          summary: 'Create a cohort (a static one may come with a CSV of distinct ids)',
+          parameters: [project],
+          body: 'CohortCreate',
+          multipart: csvUpload,
+          status: 201,
+          response: ref('Cohort'),
+        }),
+      },
+      '/api/projects/{project_id}/cohorts/{id}/': {
+        get: operation({
+          scope: 'cohort:read',
+          summary: 'Retrieve a cohort',
+          parameters: [project, flagId],
+          response: ref('Cohort'),
+        }),
+        patch: operation({
+          scope: 'cohort:write',
+          summary:
+            'Update a cohort; {deleted: true} soft-deletes it. A CSV adds members to a static cohort. ' +
+            'Refused: loops between cohorts, event criteria in a cohort active flags use, deleting a cohort that ' +
+            'active flags or other cohorts use.',
+          parameters: [project, flagId],
+          body: 'PatchedCohort',
+          multipart: csvUpload,
+          response: ref('Cohort'),
+        }),
+        delete: operation({
+          scope: 'cohort:write',
+          summary: 'Soft-delete a cohort (PostHog answers 405 and deletes through PATCH; Sett does both)',
+          parameters: [project, flagId],
+          status: 204,
+          response: null,
+        }),
+      },
+      '/api/projects/{project_id}/cohorts/{id}/add_persons_to_static_cohort/': {
+        patch: operation({
+          scope: 'cohort:write',
+          summary: 'Add members to a static cohort by distinct id (PostHog takes person uuids)',
+          parameters: [project, flagId],
+          body: 'CohortAddMembers',
+          response: ref('Cohort'),
+        }),
+      },
+      '/api/projects/{project_id}/cohorts/{id}/remove_person_from_static_cohort/': {
+        patch: operation({
+          scope: 'cohort:write',
+          summary: 'Remove members from a static cohort by distinct id (absent ones are ignored)',
+          parameters: [project, flagId],
+          body: 'CohortRemoveMembers',
+          response: ref('Cohort'),
+        }),
+      },
+      '/api/projects/{project_id}/cohorts/{id}/members/': {
+        get: operation({
+          scope: 'cohort:read',
+          summary: "A static cohort's distinct ids, in order",
+          parameters: [project, flagId, ...limitOffset],
+          response: {
+            type: 'object',
+            properties: {
+              count: int,
+              next: { type: ['string', 'null'], format: 'uri' },
+              previous: { type: ['string', 'null'], format: 'uri' },
+              results: { type: 'array', items: { type: 'object', properties: { distinct_id: str } } },
+            },
+          },
+        }),
+      },
       '/api/projects/{project_id}/events/': {
         get: operation({
           scope: 'project:read',
@@ -514,6 +766,11 @@ export function buildOpenApiDocument(serverUrl?: string) {
           type: 'http',
           scheme: 'bearer',
           description: `Personal API key (phx_...). Scopes: ${[...SCOPES, '*'].join(', ')}`,
+        },
+        ProjectSecretKey: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'Project secret API key (phs_...), accepted by remote_config only.',
         },
       },
     },

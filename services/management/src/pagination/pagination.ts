@@ -111,13 +111,32 @@ export function encodeCursor(cursor: EventCursor): string {
 const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2}){0,2}|Z)$/;
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/** The date and time fields name a real instant of years 1-9999 (no 30 February, no 25:00). */
+function isCalendarTime(ts: string): boolean {
+  const [y, mo, d, h, mi, sec] = ts
+    .slice(0, 19)
+    .split(/[- T:]/)
+    .map(Number) as number[];
+  const date = new Date(Date.UTC(2000, mo! - 1, d, h, mi, sec));
+  date.setUTCFullYear(y!);
+  return (
+    y! >= 1 &&
+    date.getUTCFullYear() === y &&
+    date.getUTCMonth() === mo! - 1 &&
+    date.getUTCDate() === d &&
+    date.getUTCHours() === h &&
+    date.getUTCMinutes() === mi &&
+    date.getUTCSeconds() === sec
+  );
+}
+
 export function decodeCursor(raw: unknown): EventCursor | undefined {
   if (raw === undefined || raw === '') return undefined;
   try {
     if (typeof raw !== 'string') throw new Error('not a string');
     const v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
     if (Array.isArray(v) && typeof v[0] === 'string' && typeof v[1] === 'string' && UUID_RE.test(v[1])) {
-      if (TIMESTAMP_RE.test(v[0])) return { ts: v[0], uuid: v[1] };
+      if (TIMESTAMP_RE.test(v[0]) && isCalendarTime(v[0])) return { ts: v[0], uuid: v[1] };
     }
   } catch {
     // fall through to the validation error

@@ -2,17 +2,30 @@
 // dashboard can find its project_id. Scope project:read. Membership decides, even for staff;
 // both reads take the caller's organizations/projects from the cached key context (the list
 // filters on those organizations, so a project created in one of them shows at once; a
-// membership changed elsewhere applies within the auth cache TTL).
+// membership changed elsewhere applies within the auth cache TTL). Writes (scope project:write):
+// PATCH of the name and SDK settings (any member), and PostHog's secret key actions
+// rotate_secret_token / delete_secret_token_backup (organization admins); each re-reads the
+// caller's membership.
 import express, { type Router } from 'express';
 import type { PrismaClient, Prisma } from '@sett/db';
 import { NotFoundError } from '@sett/http';
 import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
-import { parseIntId } from '../validate';
+import { parseIntId, validateBody } from '../validate';
 import { resolveProject } from './project-access';
-import { teamJson } from './project-views';
+import { validateProjectUpdate } from './project-schemas';
+import type { ProjectService } from './project-service';
+import { projectJson } from './project-views';
 
-export function projectRoutes({ prisma, publicUrl }: { prisma: PrismaClient; publicUrl?: string }): Router {
+export function projectRoutes({
+  prisma,
+  projects,
+  publicUrl,
+}: {
+  prisma: PrismaClient;
+  projects: ProjectService;
+  publicUrl?: string;
+}): Router {
   const router = express.Router();
 
   router.get('/api/projects/', async (req, res) => {
@@ -24,7 +37,14 @@ export function projectRoutes({ prisma, publicUrl }: { prisma: PrismaClient; pub
       prisma.team.count({ where }),
       prisma.team.findMany({ where, orderBy: { id: 'asc' }, skip: page.offset, take: page.limit }),
     ]);
-    res.json(envelope(pageRequestInfo(req, publicUrl), page, count, teams.map(teamJson)));
+    res.json(
+      envelope(
+        pageRequestInfo(req, publicUrl),
+        page,
+        count,
+        teams.map((t) => projectJson(t)),
+      ),
+    );
   });
 
   router.get('/api/projects/:projectId/', async (req, res) => {
@@ -35,11 +55,35 @@ export function projectRoutes({ prisma, publicUrl }: { prisma: PrismaClient; pub
       // In the cached context: read the row by primary key (404 if deleted since).
       const team = await prisma.team.findUnique({ where: { id } });
       if (!team) throw new NotFoundError('Project not found.');
-      res.json(teamJson(team));
+      res.json(projectJson(team));
       return;
     }
     // Unknown to the context (e.g. created since it was cached): checked against the database.
-    res.json(teamJson(await resolveProject(prisma, auth, req.params.projectId)));
+    res.json(projectJson(await resolveProject(prisma, auth, req.params.projectId)));
+  });
+
+  router.patch('/api/projects/:projectId/', async (req, res) => {
+    const auth = authOf(res);
+    requireScope(auth, 'project:write');
+    const team = await resolveProject(prisma, auth, req.params.projectId);
+    const input = validateBody(validateProjectUpdate, req.body);
+    res.json(projectJson(await projects.update(team, input)));
+  });
+
+  // PATCH as in PostHog; the new key is in this response only.
+  router.patch('/api/projects/:projectId/rotate_secret_token/', async (req, res) => {
+    const auth = authOf(res);
+    requireScope(auth, 'project:write');
+    const team = await resolveProject(prisma, auth, req.params.projectId);
+    const rotated = await projects.rotateSecretToken(team, auth.userId);
+    res.json(projectJson(rotated.team, rotated.secretApiToken));
+  });
+
+  router.patch('/api/projects/:projectId/delete_secret_token_backup/', async (req, res) => {
+    const auth = authOf(res);
+    requireScope(auth, 'project:write');
+    const team = await resolveProject(prisma, auth, req.params.projectId);
+    res.json(projectJson(await projects.deleteSecretTokenBackup(team, auth.userId)));
   });
 
   return router;

@@ -99,3 +99,26 @@ export function organizationSummaryJson(o: OrganizationRow, viewerLevel: number 
     membership_level: viewerLevel,
   };
 }
+
+/**
+ * A project as /api/projects/ answers it: the team, its SDK settings (what remote config is
+ * built from) and the masked secret API key. The key itself is shown only by the rotation that
+ * created it (`secret_api_token` in that response).
+ */
+export function projectJson(t: Team, secretApiToken?: string) {
+  return {
+    ...teamJson(t),
+    autocapture_opt_out: t.autocaptureOptOut,
+    autocapture_exceptions_opt_in: t.autocaptureExceptionsOptIn,
+    heatmaps_opt_in: t.heatmapsOptIn,
+    capture_performance_opt_in: t.capturePerformanceOptIn,
+    autocapture_web_vitals_opt_in: t.autocaptureWebVitalsOptIn,
+    autocapture_web_vitals_allowed_metrics: t.autocaptureWebVitalsAllowedMetrics ?? null,
+    capture_dead_clicks: t.captureDeadClicks,
+    session_recording_opt_in: t.sessionRecordingOptIn,
+    surveys_opt_in: t.surveysOptIn,
+    secret_api_token_mask: t.secretApiTokenMask,
+    has_secret_api_token_backup: t.secretApiTokenBackupHash !== null,
+    ...(secretApiToken ? { secret_api_token: secretApiToken } : {}),
+  };
+}

@@ -8,7 +8,7 @@ import type { PrismaClient } from '@sett/db';
 import { MethodNotAllowedError, ValidationError } from '@sett/http';
 import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
-import { validateBody } from '../validate';
+import { MAX_INT4, parseIntId, validateBody } from '../validate';
 import {
   validateHedgehogConfig,
   validateScenePersonalisation,
@@ -61,6 +61,12 @@ export function userRoutes({ prisma, users, publicUrl, onUserChanged }: UserRout
     const auth = authOf(res);
     requireScope(auth, 'user:write');
     const body = validateBody(validateUserUpdate, req.body);
+    if (body.set_current_team !== undefined && parseIntId(String(body.set_current_team)) === undefined)
+      throw new ValidationError(
+        `set_current_team must be a project id between 1 and ${MAX_INT4}.`,
+        'set_current_team',
+        'invalid_input',
+      );
     const updated = await users.update(await loadViewer(prisma, auth), req.params.id, body);
     onUserChanged?.();
     res.json(updated);

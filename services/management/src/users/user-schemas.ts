@@ -1,6 +1,7 @@
 // Request schemas of the users endpoints (the writable fields of spec 2.2). Compiled once; the
 // OpenAPI document reuses these objects.
 import { compile, type FromSchema } from '@sett/schemas';
+import { MAX_INT4 } from '../validate';
 
 export const TOOLBAR_MODES = ['disabled', 'toolbar'] as const;
 export const THEME_MODES = ['light', 'dark', 'system'] as const;
@@ -28,7 +29,13 @@ export const userUpdateSchema = {
     toolbar_mode: { type: ['string', 'null'], enum: [...TOOLBAR_MODES, null] },
     is_staff: { type: 'boolean' },
     set_current_organization: { type: 'string', format: 'uuid' },
-    set_current_team: { type: ['string', 'integer'], pattern: '^[0-9]{1,18}$', minimum: 1 },
+    // A string form is checked against MAX_INT4 by the route (a pattern cannot compare numbers).
+    set_current_team: {
+      type: ['string', 'integer'],
+      pattern: '^[1-9][0-9]{0,9}$',
+      minimum: 1,
+      maximum: MAX_INT4,
+    },
     password: { type: 'string', minLength: 8, maxLength: 128 },
     current_password: { type: 'string', maxLength: 128 },
     events_column_config: {},
@@ -39,6 +46,17 @@ export const userUpdateSchema = {
   },
 } as const;
 
+/**
+ * Per-user state is bounded: it is returned on every /api/users/@me/ and PATCH merges into
+ * hedgehog_config. Over a cap → 400 naming the field (the request may be small; the stored
+ * result would not be).
+ */
+export const MAX_HEDGEHOG_CONFIG_BYTES = 16 * 1024;
+/** The other free-form user JSON fields (replaced, never merged). */
+export const MAX_USER_JSON_BYTES = 64 * 1024;
+/** Scenes in scene_personalisation; replacing an existing scene's dashboard always works. */
+export const MAX_SCENE_PERSONALISATIONS = 100;
+
 export const hedgehogConfigSchema = { type: 'object' } as const;
 
 export const scenePersonalisationSchema = {
@@ -47,7 +65,7 @@ export const scenePersonalisationSchema = {
   required: ['scene', 'dashboard'],
   properties: {
     scene: { type: 'string', minLength: 1, maxLength: 200 },
-    dashboard: { type: 'integer', minimum: 1 },
+    dashboard: { type: 'integer', minimum: 1, maximum: MAX_INT4 },
   },
 } as const;
 

@@ -7,19 +7,40 @@ import { Secret, TOTP } from 'otpauth';
 import type pg from 'pg';
 import { Prisma, type PrismaClient } from '@sett/db';
 import { ForbiddenError, NotFoundError, ValidationError } from '@sett/http';
-import { generateBackupCode, hashBackupCode, hashPassword, verifyPassword } from '@sett/keys';
+import {
+  checkPassword,
+  encryptSecret,
+  generateBackupCode,
+  hashBackupCode,
+  hashPassword,
+  openTotpSecret,
+  type CredentialKeys,
+} from '@sett/keys';
 import type { Page } from '../pagination/pagination';
 import { isUuid } from '../validate';
-import type { ScenePersonalisationBody, UserUpdateBody } from './user-schemas';
+import {
+  MAX_HEDGEHOG_CONFIG_BYTES,
+  MAX_SCENE_PERSONALISATIONS,
+  MAX_USER_JSON_BYTES,
+  type ScenePersonalisationBody,
+  type UserUpdateBody,
+} from './user-schemas';
 import type { MemberCountCache } from './member-count-cache';
 import { createUserReadStore } from './user-read-store';
+import { totpAssociatedData, withPasswordHashing } from './user-credentials';
 import { userInclude, type UserRow } from './user-views';
 import { canSeeUser, canWriteUser, type Viewer } from './viewer';
 
 export const BACKUP_CODE_COUNT = 10;
 const TOTP_ISSUER = 'Sett';
 
-export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCounts?: MemberCountCache) {
+/** `keys`: derived from SETT_ENCRYPTION_KEY (TOTP secrets are encrypted, backup codes keyed-hashed). */
+export function createUserService(
+  prisma: PrismaClient,
+  pool: pg.Pool,
+  keys: CredentialKeys,
+  memberCounts?: MemberCountCache,
+) {
   const reads = createUserReadStore(pool, memberCounts);
 
   /** The user behind a path segment (uuid or @me), or 404 when unknown or not visible. */
@@ -120,6 +141,13 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCou
       if (body.has_seen_product_intro_for !== undefined)
         data.hasSeenProductIntroFor = jsonOrNull(body.has_seen_product_intro_for);
       if (body.hedgehog_config !== undefined) data.hedgehogConfig = jsonOrNull(body.hedgehog_config);
+      checkJsonSize(body.hedgehog_config, 'hedgehog_config', MAX_HEDGEHOG_CONFIG_BYTES);
+      for (const field of [
+        'notification_settings',
+        'events_column_config',
+        'has_seen_product_intro_for',
+      ] as const)
+        checkJsonSize(body[field], field, MAX_USER_JSON_BYTES);
       if (body.is_staff !== undefined && body.is_staff !== user.isStaff) {
         if (!viewer.isStaff) throw new ForbiddenError('Only staff users can change is_staff.');
         data.isStaff = body.is_staff;
@@ -128,7 +156,10 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCou
         // Someone else's password is never changed through this API, even by an admin.
         if (user.id !== viewer.userId)
           throw new ForbiddenError('Only the user itself can change its password.');
-        if (user.password && !(await verifyPassword(body.current_password ?? '', user.password))) {
+        // No re-hash of the old hash here: a verified change replaces it with a current one below.
+        const current = user.password;
+        const given = body.current_password ?? '';
+        if (current && !(await withPasswordHashing(() => checkPassword(given, current))).valid) {
           const detail = body.current_password
             ? 'Your current password is incorrect.'
             : 'current_password is required to change the password.';
@@ -138,7 +169,8 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCou
             body.current_password ? 'incorrect_password' : 'required',
           );
         }
-        data.password = await hashPassword(body.password);
+        const password = body.password;
+        data.password = await withPasswordHashing(() => hashPassword(password));
       }
       const memberOf = new Set(user.memberships.map((m) => m.organizationId));
       if (body.set_current_team !== undefined) {
@@ -200,6 +232,7 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCou
     async updateHedgehogConfig(viewer: Viewer, idOrMe: string, patch: Record<string, unknown>) {
       const user = await findWritable(viewer, idOrMe);
       const merged = { ...((user.hedgehogConfig ?? {}) as Record<string, unknown>), ...patch };
+      checkJsonSize(merged, 'hedgehog_config', MAX_HEDGEHOG_CONFIG_BYTES);
       await prisma.user.update({
         where: { id: user.id },
         data: { hedgehogConfig: merged as Prisma.InputJsonValue },
@@ -217,6 +250,12 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCou
         ...current.filter((s) => s?.scene !== body.scene),
         { scene: body.scene, dashboard: body.dashboard },
       ];
+      if (next.length > MAX_SCENE_PERSONALISATIONS)
+        throw new ValidationError(
+          `At most ${MAX_SCENE_PERSONALISATIONS} scenes can be personalised; this user has ${current.length}.`,
+          'scene',
+          'max_entries',
+        );
       await prisma.user.update({ where: { id: user.id }, data: { scenePersonalisation: next } });
       return reload(viewer, user.id);
     },
@@ -227,7 +266,9 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCou
       if (user.totpEnabled)
         throw new ValidationError('Two-factor authentication is already enabled.', null, 'already_enabled');
       const totp = new TOTP({ issuer: TOTP_ISSUER, label: user.email, secret: new Secret({ size: 20 }) });
-      await prisma.user.update({ where: { id: user.id }, data: { totpSecret: totp.secret.base32 } });
+      // Stored encrypted (AES-256-GCM), bound to this user's row; shown to the user once here.
+      const totpSecret = encryptSecret(totp.secret.base32, keys.totpSecret, totpAssociatedData(user.id));
+      await prisma.user.update({ where: { id: user.id }, data: { totpSecret } });
       return { success: true, secret: totp.secret.base32, otpauth_url: totp.toString() };
     },
 
@@ -236,10 +277,19 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCou
       const user = await findWritable(viewer, idOrMe);
       if (!user.totpSecret)
         throw new ValidationError('Start two-factor setup first.', null, 'setup_not_started');
+      const stored = user.totpSecret;
+      const secret = openTotpSecret(stored, keys.totpSecret, totpAssociatedData(user.id));
+      if (secret.legacy) {
+        // Written in clear before encryption: encrypt it now, unless a new setup replaced it.
+        await prisma.user.updateMany({
+          where: { id: user.id, totpSecret: stored },
+          data: { totpSecret: encryptSecret(secret.base32, keys.totpSecret, totpAssociatedData(user.id)) },
+        });
+      }
       const totp = new TOTP({
         issuer: TOTP_ISSUER,
         label: user.email,
-        secret: Secret.fromBase32(user.totpSecret),
+        secret: Secret.fromBase32(secret.base32),
       });
       if (totp.validate({ token, window: 1 }) === null)
         throw new ValidationError('Token is not valid.', 'token', 'token_invalid');
@@ -256,12 +306,24 @@ export function createUserService(prisma: PrismaClient, pool: pg.Pool, memberCou
       await prisma.$transaction([
         prisma.twoFactorBackupCode.deleteMany({ where: { userId: user.id } }),
         prisma.twoFactorBackupCode.createMany({
-          data: codes.map((c) => ({ userId: user.id, codeHash: hashBackupCode(c) })),
+          data: codes.map((c) => ({ userId: user.id, codeHash: hashBackupCode(c, keys.backupCode) })),
         }),
       ]);
       return { backup_codes: codes };
     },
   };
+}
+
+/** 400 when `value` serialises to more than `max` bytes of UTF-8 (undefined/null pass). */
+function checkJsonSize(value: unknown, attr: string, max: number): void {
+  if (value === undefined || value === null) return;
+  const bytes = Buffer.byteLength(JSON.stringify(value));
+  if (bytes > max)
+    throw new ValidationError(
+      `${attr} may hold at most ${max} bytes of JSON (this would be ${bytes}).`,
+      attr,
+      'max_length',
+    );
 }
 
 function jsonOrNull(value: unknown): Prisma.InputJsonValue | typeof Prisma.DbNull {

@@ -1,0 +1,143 @@
+// GET /flags/definitions and /api/feature_flag/local_evaluation (with or without the trailing
+// slash): the flag definitions server SDKs poll for local evaluation, every 30 s from every
+// server. Plain node:http in front of the rest of decide, top to bottom: key shape, token ->
+// project (in-process cache, else Redis, else Postgres) and key -> credential (in-process
+// cache, else one Postgres query) together, authorization, the flag list (in-process copy,
+// else one Redis MGET), the body serialised once per list version (local-evaluation-body.ts),
+// then 304 when If-None-Match holds its ETag, else 200. The handler returns false for any other
+// path (and for preflights), which the caller then serves.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Pool } from 'pg';
+import {
+  AuthenticationError,
+  MethodNotAllowedError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  ValidationError,
+  prom,
+  sendError,
+} from '@sett/http';
+import type { Logger } from '@sett/logger';
+import { isWellFormedProjectToken } from '@sett/schemas';
+import type { Registry } from 'prom-client';
+import { FLAGS_UNAVAILABLE_DETAIL } from '../decide/decide-service';
+import { createPostgresDeadline } from '../decide/postgres-deadline';
+import type { ProjectResolver } from '../decide/project-resolver';
+import { loadProjectFlags, type FlagLoaderDeps } from '../flags/flag-loader';
+import { clientIp } from '../geoip/geoip';
+import { authorize, createKeyVerifier, parseKeyHeader } from './local-evaluation-auth';
+import { createLocalEvaluationBodies, etagMatches, type LocalEvaluationBody } from './local-evaluation-body';
+
+const PATHS = new Set([
+  '/flags/definitions',
+  '/flags/definitions/',
+  '/api/feature_flag/local_evaluation',
+  '/api/feature_flag/local_evaluation/',
+]);
+
+const INVALID_TOKEN_DETAIL =
+  'Project API key invalid. You can find your project API key in your project settings.';
+
+export interface LocalEvaluationDeps extends FlagLoaderDeps {
+  projects: ProjectResolver;
+  /** For key lookups on a cache miss. */
+  pool: Pool;
+  /** How long a key lookup (found or not) is remembered; default 5 s. */
+  keyCacheTtlMs?: number;
+  logger: Logger;
+  registry: Registry;
+  /** How long one request waits for Postgres in total. */
+  postgresBudgetMs: number;
+}
+
+/** Serves the request and returns true when it is a local evaluation request. */
+export type LocalEvaluationHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+
+export function createLocalEvaluationHandler(deps: LocalEvaluationDeps): LocalEvaluationHandler {
+  const requests = new prom.Counter({
+    name: 'decide_local_evaluation_requests_total',
+    help: 'Local evaluation (flag definitions) requests by status',
+    labelNames: ['status'],
+    registers: [deps.registry],
+  });
+  const keys = createKeyVerifier({ pool: deps.pool, ttlMs: deps.keyCacheTtlMs ?? 5_000 });
+  // The cohorts travel with the flag list (flag-store.ts): the body memo is keyed on both.
+  const bodies = createLocalEvaluationBodies();
+
+  async function definitions(req: IncomingMessage, query: URLSearchParams): Promise<LocalEvaluationBody> {
+    const key = parseKeyHeader(req.headers.authorization);
+    const tokens = query.getAll('token');
+    const token = tokens.length === 1 ? tokens[0]!.trim() : undefined;
+    if (token !== undefined && !isWellFormedProjectToken(token))
+      throw new AuthenticationError(INVALID_TOKEN_DETAIL, 'invalid_api_key');
+    if (token === undefined && key.kind === 'personal')
+      throw new ValidationError(
+        'The token query parameter (project API key) is required.',
+        'token',
+        'required',
+      );
+
+    const deadline = createPostgresDeadline(deps.postgresBudgetMs);
+    try {
+      const [project, credential] = await Promise.all([
+        token === undefined ? undefined : deadline.race(deps.projects.resolve(token)),
+        keys.verify(key, deadline.race, clientIp(req.headers['x-forwarded-for'], req.socket.remoteAddress)),
+      ]).catch((err: unknown) => {
+        if (err instanceof RateLimitedError) throw err;
+        throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);
+      });
+      if (!credential) throw new AuthenticationError('API key is invalid.', 'authentication_failed');
+      if (project === null) throw new AuthenticationError(INVALID_TOKEN_DETAIL, 'invalid_api_key');
+      // A secret key without a token reads its own project.
+      const teamId = project ? project.teamId : (credential as { teamId: number }).teamId;
+      if (project) authorize(credential, project);
+
+      let flags;
+      try {
+        flags = (await loadProjectFlags(deps, teamId, deadline.race)).project;
+      } catch (err) {
+        deps.logger.warn('could not load flag definitions', { teamId, err: (err as Error).message });
+        throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);
+      }
+      return bodies(flags, query.has('send_cohorts'));
+    } finally {
+      deadline.clear();
+    }
+  }
+
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    if (!PATHS.has(q === -1 ? url : url.slice(0, q)) || req.method === 'OPTIONS') return false;
+    // No body is read: node:http discards an unread request body once the response ends.
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      fail(res, req, new MethodNotAllowedError(req.method ?? '', ['GET', 'HEAD']));
+      return true;
+    }
+    definitions(req, new URLSearchParams(q === -1 ? '' : url.slice(q + 1))).then(
+      (body) => {
+        const notModified = etagMatches(req.headers['if-none-match'], body.etag);
+        requests.inc({ status: notModified ? '304' : '200' });
+        if (notModified) {
+          res.writeHead(304, { ETag: body.etag, 'Cache-Control': 'private, no-cache' });
+          res.end();
+          return;
+        }
+        res.writeHead(200, {
+          'Content-Type': 'application/json; charset=utf-8',
+          'Content-Length': body.bytes.length,
+          ETag: body.etag,
+          'Cache-Control': 'private, no-cache',
+        });
+        res.end(body.bytes);
+      },
+      (err: unknown) => fail(res, req, err),
+    );
+    return true;
+  };
+
+  function fail(res: ServerResponse, req: IncomingMessage, err: unknown) {
+    sendError(res, err, deps.logger, req);
+    requests.inc({ status: String(res.statusCode) });
+  }
+}

@@ -1,0 +1,34 @@
+// Request schema of PATCH /api/projects/:id/: the SDK settings remote config is built from, with
+// PostHog's team field names, and the project name. Compiled once here; the OpenAPI document
+// imports the same object. Unknown fields are a 400 naming the field, as for users.
+import { compile, WEB_VITALS_METRICS, type FromSchema } from '@sett/schemas';
+
+export const projectUpdateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    autocapture_opt_out: { type: 'boolean' },
+    autocapture_exceptions_opt_in: { type: 'boolean' },
+    heatmaps_opt_in: { type: 'boolean' },
+    capture_performance_opt_in: { type: 'boolean' },
+    autocapture_web_vitals_opt_in: { type: 'boolean' },
+    autocapture_web_vitals_allowed_metrics: {
+      description: 'null: every metric',
+      anyOf: [
+        { type: 'null' },
+        { type: 'array', uniqueItems: true, items: { type: 'string', enum: WEB_VITALS_METRICS } },
+      ],
+    },
+    capture_dead_clicks: { type: 'boolean' },
+    session_recording_opt_in: {
+      type: 'boolean',
+      description: 'Stored for compatibility; Sett keeps no recordings, so remote config always says false.',
+    },
+    surveys_opt_in: { type: 'boolean' },
+  },
+} as const;
+
+export type ProjectUpdate = FromSchema<typeof projectUpdateSchema>;
+
+export const validateProjectUpdate = compile<ProjectUpdate>(projectUpdateSchema);
