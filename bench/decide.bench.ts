@@ -18,17 +18,19 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { createRedis, redisKeys } from '@sett/cache';
+import { createPgPool } from '@sett/db';
 import {
-  createPgPool,
-  ensureDatabase,
-  migrateDeploy,
-  quoteIdent,
-  withDatabase,
-  withMaintenanceClient,
-} from '@sett/db';
-import { fmt, freePort, load, ratioLine, startChild, type LoadResult } from './lib';
+  fmt,
+  freePort,
+  insertBenchProject,
+  load,
+  ratioLine,
+  scratchDatabase,
+  startChild,
+  type LoadResult,
+} from './lib';
 
-const BASELINE_ENV = 'SETT_DECIDE_BENCH_BASELINE';
+export const BASELINE_ENV = 'SETT_DECIDE_BENCH_BASELINE';
 const DECIDE_MAIN = path.join(__dirname, '..', 'services', 'decide', 'src', 'main.ts');
 const PERSONS = 2_000;
 const GROUPS = 200;
@@ -68,9 +70,16 @@ export function personProperties(i: number): Record<string, unknown> {
   };
 }
 
+export interface BenchFlag {
+  key: string;
+  /** The filters, or a function of the ids of the flags inserted before it (flag dependencies). */
+  filters: unknown;
+  continuity?: boolean;
+}
+
 /** 50 flags: 15 rollouts, 10 multivariate, 15 person-property conditions, 5 group, 5 mixed with payloads. */
-export function flagDefinitions(): Array<{ key: string; filters: unknown; continuity?: boolean }> {
-  const flags: Array<{ key: string; filters: unknown; continuity?: boolean }> = [];
+export function flagDefinitions(): BenchFlag[] {
+  const flags: BenchFlag[] = [];
   for (let i = 0; i < 15; i++)
     flags.push({
       key: `rollout-${i}`,
@@ -156,49 +165,33 @@ export function flagDefinitions(): Array<{ key: string; filters: unknown; contin
   return flags;
 }
 
-export async function prepareDatabase(
-  serverUrl: string,
-): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `sett_bench_decide_${process.pid}`;
-  const url = withDatabase(serverUrl, name);
-  const drop = () =>
-    withMaintenanceClient(serverUrl, (c) =>
-      c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
-    ).then(() => undefined);
-  await drop();
-  await ensureDatabase(url);
-  await migrateDeploy({ databaseUrl: url });
-  return { url, drop };
+export function prepareDatabase(serverUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  return scratchDatabase(serverUrl, `sett_bench_decide_${process.pid}`);
 }
 
+/**
+ * The bench project: `flags(pool, teamId)` gives its flags (default: flagDefinitions()), inserted
+ * in order; a flag whose `filters` is a function gets the ids of the flags inserted before it.
+ */
 export async function seed(
   databaseUrl: string,
+  flags: (pool: ReturnType<typeof createPgPool>, teamId: number) => Promise<BenchFlag[]> = async () =>
+    flagDefinitions(),
 ): Promise<{ token: string; teamId: number; organizationId: string }> {
   const pool = createPgPool({ databaseUrl, max: 2 });
   try {
-    // A team id no other Sett database on this Redis is likely to use (keys are per team id).
-    await pool.query(`SELECT setval('teams_id_seq', $1)`, [
-      2_000_000_000 + Math.floor(Math.random() * 100_000_000),
-    ]);
-    const organizationId = randomUUID();
-    await pool.query('INSERT INTO organizations (id, name, slug) VALUES ($1, $2, $3)', [
-      organizationId,
-      'Bench',
-      `bench-${organizationId}`,
-    ]);
-    const token = `phc_bench${randomUUID().replace(/-/g, '')}`;
-    const { rows } = await pool.query<{ id: number }>(
-      'INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, $3) RETURNING id',
-      [organizationId, token, 'Bench'],
-    );
-    const teamId = rows[0]!.id;
-    for (const f of flagDefinitions()) {
-      await pool.query('INSERT INTO feature_flags (team_id, key, name, filters) VALUES ($1, $2, $3, $4)', [
-        teamId,
-        f.key,
-        f.key,
-        JSON.stringify(f.filters),
-      ]);
+    const { organizationId, token, teamId } = await insertBenchProject(pool);
+    const ids = new Map<string, number>();
+    for (const f of await flags(pool, teamId)) {
+      const filters =
+        typeof f.filters === 'function'
+          ? (f.filters as (ids: Map<string, number>) => unknown)(ids)
+          : f.filters;
+      const { rows: inserted } = await pool.query<{ id: number }>(
+        'INSERT INTO feature_flags (team_id, key, name, filters) VALUES ($1, $2, $3, $4) RETURNING id',
+        [teamId, f.key, f.key, JSON.stringify(filters)],
+      );
+      ids.set(f.key, inserted[0]!.id);
     }
     await pool.query(
       `INSERT INTO group_type_mappings (team_id, group_type, group_type_index) VALUES ($1, 'company', 0)`,

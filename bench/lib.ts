@@ -1,9 +1,13 @@
 // Shared benchmark helpers: an autocannon run with its figures, child-process servers that
-// stop with the benchmark, and the side-by-side ratio line every benchmark prints.
+// stop with the benchmark, the side-by-side ratio line every benchmark prints, and a scratch
+// database with one bench project.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import readline from 'node:readline';
+import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import type { Pool } from 'pg';
+import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
 
 export interface LoadOptions {
   url: string;
@@ -118,4 +122,49 @@ export async function freePort(): Promise<number> {
   const port = (server.address() as net.AddressInfo).port;
   await new Promise<void>((r) => server.close(() => r()));
   return port;
+}
+
+/** A freshly migrated database for one benchmark run (any earlier one of that name dropped). */
+export async function scratchDatabase(
+  serverUrl: string,
+  name: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const url = withDatabase(serverUrl, name);
+  const drop = () =>
+    withMaintenanceClient(serverUrl, (c) =>
+      c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`),
+    ).then(() => undefined);
+  await drop();
+  await ensureDatabase(url);
+  await migrateDeploy({ databaseUrl: url });
+  return { url, drop };
+}
+
+/**
+ * One organization and project ("Bench") in the benchmark database. The team id is drawn at random
+ * high up, so the Redis keys (per team id) of no other Sett database on this Redis are touched.
+ * `teamColumns` sets further boolean columns of the team (SDK settings).
+ */
+export async function insertBenchProject(
+  pool: Pool,
+  teamColumns: Record<string, boolean> = {},
+): Promise<{ organizationId: string; token: string; teamId: number }> {
+  await pool.query(`SELECT setval('teams_id_seq', $1)`, [
+    2_000_000_000 + Math.floor(Math.random() * 100_000_000),
+  ]);
+  const organizationId = randomUUID();
+  await pool.query('INSERT INTO organizations (id, name, slug) VALUES ($1, $2, $3)', [
+    organizationId,
+    'Bench',
+    `bench-${organizationId}`,
+  ]);
+  const token = `phc_bench${randomUUID().replace(/-/g, '')}`;
+  const columns = Object.keys(teamColumns).map(quoteIdent);
+  const values = Object.values(teamColumns);
+  const { rows } = await pool.query<{ id: number }>(
+    `INSERT INTO teams (uuid, organization_id, api_token, name${columns.map((c) => `, ${c}`).join('')})
+     VALUES (gen_random_uuid(), $1, $2, 'Bench'${values.map((_, i) => `, $${i + 3}`).join('')}) RETURNING id`,
+    [organizationId, token, ...values],
+  );
+  return { organizationId, token, teamId: rows[0]!.id };
 }

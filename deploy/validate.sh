@@ -200,8 +200,10 @@ for name, ing in by_kind.get('Ingress', {}).items():
 expect = {'/api': 'sett-management'}
 for base in ('/i/v0/e', '/e', '/capture', '/track', '/batch', '/engage'):
     expect[base] = expect[base + '/'] = 'sett-capture'
-for base in ('/decide', '/flags'):
+for base in ('/decide', '/flags', '/flags/definitions', '/api/feature_flag/local_evaluation', '/api/early_access_features',
+             '/api/surveys', '/api/web_experiments', '/api/product_tours'):
     expect[base] = expect[base + '/'] = 'sett-decide'
+expect['/array'] = expect['/static'] = 'sett-decide'
 for path, svc in expect.items():
     got = routes.get(path)
     if not got or got[0] != svc: err(f'k8s: Ingress route {path} -> {got and got[0]}, expected {svc}')

@@ -75,6 +75,12 @@ if ! reachable "$redis_host" "$redis_port"; then
   echo "redis $redis_port" >> .sett/started-by-setup
 fi
 
+# --- Chromium (driven by the SDK end-to-end tests, packages/sdk-e2e; never downloaded by them) --
+if ! command -v chromium >/dev/null; then
+  log "installing Chromium from Debian's packages (browser SDK tests)"
+  apt_install chromium || log "could not install chromium; the browser SDK tests (packages/sdk-e2e) will fail"
+fi
+
 # --- Kafka development broker (only when no real Kafka is configured) -------------------------
 if [ -z "${KAFKA_BROKERS:-}" ]; then
   bash deploy/dev-broker/build.sh >&2

@@ -144,6 +144,25 @@ try {
     ['POST', '/decide?v=3', 'decide'],
     ['POST', '/flags/?v=2', 'decide'],
     ['POST', '/flags', 'decide'],
+    ['GET', '/flags/definitions?token=phc_x&send_cohorts', 'decide'],
+    ['GET', '/flags/definitions/', 'decide'],
+    ['GET', '/array/phc_x/config', 'decide'],
+    ['GET', '/array/phc_x/config.js', 'decide'],
+    ['GET', '/static/array.js', 'decide'],
+    ['GET', '/static/lazy-recorder.js?v=1.449.2', 'decide'],
+    ['GET', '/api/feature_flag/local_evaluation/?token=phc_x&send_cohorts', 'decide'],
+    ['GET', '/api/feature_flag/local_evaluation?token=phc_x', 'decide'],
+    ['GET', '/api/early_access_features/?token=phc_x&stage=beta', 'decide'],
+    ['GET', '/api/early_access_features?token=phc_x', 'decide'],
+    ['GET', '/api/surveys/?token=phc_x', 'decide'],
+    ['GET', '/api/web_experiments/?token=phc_x', 'decide'],
+    ['GET', '/api/product_tours/?token=phc_x', 'decide'],
+    ['OPTIONS', '/api/early_access_features/', 'decide'],
+    // Their neighbours under /api/ stay with management.
+    ['GET', '/api/surveys/1/', 'management'],
+    ['GET', '/api/feature_flag/', 'management'],
+    ['GET', '/api/projects/@current/feature_flags/k/remote_config?token=phc_x', 'management'],
+    ['GET', '/api/projects/1/early_access_feature/', 'management'],
   ];
   for (const [method, url, want] of routes) {
     const res = await request(edgePort, method, url, { body: method === 'POST' ? '{}' : undefined });
@@ -153,7 +172,7 @@ try {
       `${res.status} ${res.text}`,
     );
   }
-  for (const url of ['/', '/e/extra', '/decidex', '/capture/foo', '/apix', '/flags/x']) {
+  for (const url of ['/', '/e/extra', '/decidex', '/capture/foo', '/apix', '/flags/x', '/staticx']) {
     const res = await request(edgePort, 'POST', url, { body: '{}' });
     check(
       `POST ${url} -> 404 at the edge`,
