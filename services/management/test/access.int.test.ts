@@ -1,7 +1,7 @@
 // Every endpoint: no key -> 401, a key without the operation's scope -> 403 naming the scope,
 // another organization's resource -> 404. Plus the key formats that are refused and the
 // per-key rate limit.
-import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
+import { call, createKey, seed, startHarness, startSibling, type Fixture, type Harness } from './helpers';
 
 let h: Harness;
 let f: Fixture;
@@ -238,11 +238,10 @@ test('a write scope implies read and * holds everything', async () => {
 });
 
 test('the rate limit answers 429 with Retry-After once a key has used its bucket', async () => {
-  const limited = await (await import('./helpers')).startHarness({ rateLimitPerMinute: 3 });
+  const limited = await startSibling(h, { rateLimitPerMinute: 3 });
   try {
-    const g = await seed(limited.prisma);
-    const key = await createKey(limited.prisma, g.alice.id, ['*']);
-    const other = await createKey(limited.prisma, g.adminA.id, ['*']);
+    const key = await createKey(h.prisma, f.alice.id, ['*']);
+    const other = await createKey(h.prisma, f.adminA.id, ['*']);
     for (let i = 0; i < 3; i++) expect((await call(limited, 'GET', '/api/users/@me/', key)).status).toBe(200);
     const r = await call(limited, 'GET', '/api/users/@me/', key);
     expect(r.status).toBe(429);
