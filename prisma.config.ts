@@ -1,6 +1,6 @@
 // Prisma CLI configuration: migrations run on the WebAssembly schema engine inside the
 // `prisma` package (engine "js") through @prisma/adapter-pg, so nothing is downloaded.
-// See ARCHITECTURE.md, "Prisma without engine downloads".
+// See docs/architecture.md, "Postgres": why Prisma 6 with the WebAssembly schema engine.
 import path from 'node:path';
 import { defineConfig } from 'prisma/config';
 // Imported by file, not through @sett/db's index: the index loads the generated client,

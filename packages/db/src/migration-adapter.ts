@@ -1,7 +1,7 @@
 // The driver adapter that Prisma's CLI (schema engine "js", WebAssembly) migrates through.
 // prisma.config.ts imports this file directly. @prisma/adapter-pg 6.x has rough edges under
-// the migration engine: the three of ARCHITECTURE.md ("Prisma without engine downloads") and
-// a fourth found while writing our first migration. Each fix below says which.
+// the migration engine (docs/architecture.md, "Postgres"), each fixed below with a comment
+// saying which; the fourth was found while writing our first migration.
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 
@@ -119,7 +119,7 @@ type PgAdapter = Awaited<ReturnType<PrismaPg['connect']>>;
 
 // Applied to every adapter the engine gets (main and shadow): the Character part of fix 1,
 // and fix 4.
-// Fix 4 (found here, not in ARCHITECTURE.md): adapter-pg's executeScript splits a migration on
+// Fix 4 (found while writing our first migration): adapter-pg's executeScript splits a migration on
 // every ";" and runs the pieces one by one, so a ";" inside a comment, a string literal or a
 // function body breaks the migration ("syntax error at or near ..."), and a failure half way
 // leaves the earlier statements applied. Send the script whole, as one simple-protocol query,
