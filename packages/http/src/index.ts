@@ -19,8 +19,9 @@ export {
   methodLabel,
   prom,
   UNMATCHED_ROUTE,
+  settVersion,
 } from './metrics';
-export type { HttpRequestObserver } from './metrics';
+export type { BuildInfo, HttpRequestObserver } from './metrics';
 export { createServiceApp, startService } from './service';
 export type { ServiceAppOptions, StartOptions, RunningService, ReadinessCheck } from './service';
 export {
