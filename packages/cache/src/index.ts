@@ -17,6 +17,7 @@ export type { TokenResolver, TokenResolverOptions, TokenResolverStats } from './
 export {
   writeProjectToken,
   deleteProjectToken,
+  revokeProjectToken,
   writeFlagList,
   writeCohortList,
   writeGroupTypes,

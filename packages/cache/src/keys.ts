@@ -22,6 +22,11 @@ export const redisKeys = {
   /** Counter of flag evaluation requests of an organization in a billing period (YYYY-MM). */
   flagUsage: (organizationId: string, period: string) =>
     `${PREFIX}:usage:feature_flags:${organizationId}:${period}`,
+  /**
+   * Pub/sub channel: a project token stopped naming its project (rotated by reset_token, or the
+   * project was deleted); message: the token. Token resolvers drop their in-process entry.
+   */
+  tokenChangedChannel: () => `${PREFIX}:token_changed`,
   /** Pub/sub channel: a project's flag list changed (message: team id). */
   flagsChangedChannel: () => `${PREFIX}:flags_changed`,
   /**

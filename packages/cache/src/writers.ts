@@ -21,6 +21,19 @@ export async function deleteProjectToken(redis: Redis, token: string): Promise<v
   await redis.del(redisKeys.token(token));
 }
 
+/**
+ * A token that no longer names a project (rotated or deleted project): its Redis entry is
+ * dropped and every token resolver subscribed to the channel forgets its in-process copy.
+ */
+export async function revokeProjectToken(redis: Redis, token: string): Promise<void> {
+  await redis
+    .multi()
+    .del(redisKeys.token(token))
+    .publish(redisKeys.tokenChangedChannel(), token)
+    .exec()
+    .then(throwFirstError);
+}
+
 export async function writeFlagList<F>(redis: Redis, list: FlagList<F>): Promise<void> {
   await redis
     .multi()

@@ -51,8 +51,15 @@ async function main() {
     onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
   pool.on('error', (err) => logger.warn('postgres pool error', { err: err.message }));
+  // Management publishes rotated and deleted projects' tokens: dropped from the cache at once.
+  const subscriber = createRedis({
+    url: config.redisUrl,
+    name: 'sett-capture-sub',
+    onError: (err) => logger.warn('redis error', { err: err.message }),
+  });
   const tokenResolver = createTokenResolver({
     redis,
+    subscriber,
     loadFromDb: createProjectLoader(pool, { timeoutMs: timeouts.statementTimeoutMs + LOOKUP_GRACE_MS }),
     ttlMs: config.capture.tokenCacheTtlMs,
   });
@@ -91,7 +98,15 @@ async function main() {
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
-    closers: [() => producer.disconnect(), async () => void redis.disconnect(), () => pool.end()],
+    closers: [
+      () => producer.disconnect(),
+      async () => {
+        tokenResolver.close();
+        subscriber.disconnect();
+        redis.disconnect();
+      },
+      () => pool.end(),
+    ],
     ...(cluster.isWorker ? { extra: { worker: cluster.worker?.id, pid: process.pid } } : {}),
   });
   notifyWorkerReady(service.port);

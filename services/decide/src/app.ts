@@ -102,7 +102,13 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     logger,
     metrics,
   });
-  const projects = createProjectResolver({ redis, pool, redisHealth, ttlMs: config.tokenCacheTtlMs });
+  const projects = createProjectResolver({
+    redis,
+    subscriber: deps.subscriber,
+    pool,
+    redisHealth,
+    ttlMs: config.tokenCacheTtlMs,
+  });
   // Same freshness as the flag list: both are dropped at once by pub/sub, the TTL is the fallback.
   const remoteConfig = createRemoteConfigStore({
     redis,
@@ -208,8 +214,9 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     remoteConfig,
     usage,
     metrics,
-    subscribed,
+    subscribed: Promise.all([subscribed, projects.subscribed]).then(() => undefined),
     async close() {
+      projects.close();
       subscriber?.off('message', onMessage);
       subscriber?.off('message', onListsMessage);
       subscriber?.off('ready', onListsReady);
