@@ -59,7 +59,7 @@ SELECT k.id, k.scopes, u.id AS user_id, u.is_staff, u.is_active, u.current_team_
   COALESCE((SELECT json_agg(json_build_array(m.organization_id, m.level))
             FROM organization_memberships m WHERE m.user_id = u.id), '[]') AS levels,
   COALESCE((SELECT array_agg(t.id) FROM organization_memberships m
-            JOIN teams t ON t.organization_id = m.organization_id WHERE m.user_id = u.id), '{}') AS team_ids
+            JOIN teams t ON t.organization_id = m.organization_id AND t.deleted_at IS NULL WHERE m.user_id = u.id), '{}') AS team_ids
 FROM personal_api_keys k JOIN users u ON u.id = k.user_id
 WHERE k.secure_value = $1`;
 

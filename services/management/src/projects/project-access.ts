@@ -31,7 +31,7 @@ export async function resolveProject(
   const id = projectIdOf(auth, projectIdParam);
   const team = id
     ? await prisma.team.findFirst({
-        where: { id, organization: { memberships: { some: { userId: auth.userId } } } },
+        where: { id, deletedAt: null, organization: { memberships: { some: { userId: auth.userId } } } },
       })
     : null;
   if (!team) throw new NotFoundError('Project not found.');

@@ -5,7 +5,10 @@
 // membership changed elsewhere applies within the auth cache TTL). Writes (scope project:write):
 // PATCH of the name and SDK settings (any member), and PostHog's secret key actions
 // rotate_secret_token / delete_secret_token_backup (organization admins); each re-reads the
-// caller's membership.
+// caller's membership. POST creates a project in an organization where the caller is an admin;
+// DELETE (admins) is soft and reset_token (admins) rotates the public token; both revoke the
+// old token for capture and decide at once (project-service.ts). Deleted projects are gone
+// from every read (filtered on deleted_at) until the job runner purges them.
 import express, { type Router } from 'express';
 import type { PrismaClient, Prisma } from '@sett/db';
 import { NotFoundError } from '@sett/http';
@@ -13,7 +16,7 @@ import { authOf, requireScope } from '../auth/auth-context';
 import { envelope, pageRequestInfo, parsePage } from '../pagination/pagination';
 import { parseIntId, validateBody } from '../validate';
 import { resolveProject } from './project-access';
-import { validateProjectUpdate } from './project-schemas';
+import { validateProjectCreate, validateProjectUpdate } from './project-schemas';
 import type { ProjectService } from './project-service';
 import { projectJson } from './project-views';
 
@@ -21,10 +24,13 @@ export function projectRoutes({
   prisma,
   projects,
   publicUrl,
+  onProjectsChanged,
 }: {
   prisma: PrismaClient;
   projects: ProjectService;
   publicUrl?: string;
+  /** Called after a project is created or deleted (drops cached key contexts). */
+  onProjectsChanged?: () => void;
 }): Router {
   const router = express.Router();
 
@@ -32,7 +38,10 @@ export function projectRoutes({
     const auth = authOf(res);
     requireScope(auth, 'project:read');
     const page = parsePage(req.query);
-    const where: Prisma.TeamWhereInput = { organizationId: { in: [...auth.levels.keys()] } };
+    const where: Prisma.TeamWhereInput = {
+      organizationId: { in: [...auth.levels.keys()] },
+      deletedAt: null,
+    };
     const [count, teams] = await Promise.all([
       prisma.team.count({ where }),
       prisma.team.findMany({ where, orderBy: { id: 'asc' }, skip: page.offset, take: page.limit }),
@@ -54,13 +63,44 @@ export function projectRoutes({
     if (id && auth.teamIds.has(id)) {
       // In the cached context: read the row by primary key (404 if deleted since).
       const team = await prisma.team.findUnique({ where: { id } });
-      if (!team) throw new NotFoundError('Project not found.');
+      if (!team || team.deletedAt) throw new NotFoundError('Project not found.');
       res.json(projectJson(team));
       return;
     }
     // Unknown to the context (e.g. created since it was cached): checked against the database.
     res.json(projectJson(await resolveProject(prisma, auth, req.params.projectId)));
   });
+
+  router.post('/api/projects/', async (req, res) => {
+    const auth = authOf(res);
+    requireScope(auth, 'project:write');
+    const input = validateBody(validateProjectCreate, req.body);
+    const user = await prisma.user.findUniqueOrThrow({
+      where: { id: auth.userId },
+      select: { currentOrganizationId: true },
+    });
+    const team = await projects.create(input, auth.userId, user.currentOrganizationId);
+    onProjectsChanged?.();
+    res.status(201).json(projectJson(team));
+  });
+
+  router.delete('/api/projects/:projectId/', async (req, res) => {
+    const auth = authOf(res);
+    requireScope(auth, 'project:write');
+    const team = await resolveProject(prisma, auth, req.params.projectId);
+    await projects.remove(team, auth.userId);
+    onProjectsChanged?.();
+    res.status(204).end();
+  });
+
+  // PostHog's action is a PATCH; POST is accepted too. The new token is in the response.
+  for (const method of ['patch', 'post'] as const)
+    router[method]('/api/projects/:projectId/reset_token/', async (req, res) => {
+      const auth = authOf(res);
+      requireScope(auth, 'project:write');
+      const team = await resolveProject(prisma, auth, req.params.projectId);
+      res.json(projectJson(await projects.resetToken(team, auth.userId)));
+    });
 
   router.patch('/api/projects/:projectId/', async (req, res) => {
     const auth = authOf(res);

@@ -1,6 +1,8 @@
 // Request schema of PATCH /api/projects/:id/: the SDK settings remote config is built from, with
 // PostHog's team field names, and the project name. Compiled once here; the OpenAPI document
-// imports the same object. Unknown fields are a 400 naming the field, as for users.
+// imports the same object. Unknown fields are a 400 naming the field, as for users. Also the
+// body of POST /api/projects/.
+import { ValidationError } from '@sett/http';
 import { compile, WEB_VITALS_METRICS, type FromSchema } from '@sett/schemas';
 
 export const projectUpdateSchema = {
@@ -8,6 +10,7 @@ export const projectUpdateSchema = {
   additionalProperties: false,
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 200 },
+    timezone: { type: 'string', minLength: 1, maxLength: 64, description: 'An IANA time zone name' },
     autocapture_opt_out: { type: 'boolean' },
     autocapture_exceptions_opt_in: { type: 'boolean' },
     heatmaps_opt_in: { type: 'boolean' },
@@ -32,3 +35,27 @@ export const projectUpdateSchema = {
 export type ProjectUpdate = FromSchema<typeof projectUpdateSchema>;
 
 export const validateProjectUpdate = compile<ProjectUpdate>(projectUpdateSchema);
+
+/** POST /api/projects/: a name, optionally the organization (default: the caller's current one). */
+export const projectCreateSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name'],
+  properties: {
+    name: { type: 'string', minLength: 1, maxLength: 200 },
+    organization: { type: 'string', format: 'uuid', description: 'default: the current organization' },
+    timezone: { type: 'string', minLength: 1, maxLength: 64 },
+  },
+} as const;
+
+export type ProjectCreate = FromSchema<typeof projectCreateSchema>;
+
+export const validateProjectCreate = compile<ProjectCreate>(projectCreateSchema);
+
+const TIME_ZONES = new Set(['UTC', ...Intl.supportedValuesOf('timeZone')]);
+
+/** 400 unless `timezone` is an IANA zone name this runtime knows (PostHog's choices are those). */
+export function checkTimezone(timezone: string | undefined): void {
+  if (timezone !== undefined && !TIME_ZONES.has(timezone))
+    throw new ValidationError(`"${timezone}" is not a valid choice.`, 'timezone', 'invalid_choice');
+}

@@ -2,17 +2,28 @@
 // config document (@sett/cache invalidateRemoteConfig) twice: inside the transaction, so a Redis
 // that cannot be reached rolls the change back (503) and decide never misses a saved change;
 // and after commit, so a rebuild that read the old row during the transaction is dropped too.
+// Creating, deleting (soft: deleted_at, purged later by the job runner) and rotating the public
+// API token: a token that stops naming the project is revoked in Redis inside the transaction
+// (Redis down → 503, rolled back) and again after commit, with a pub/sub message that makes
+// every capture and decide process drop its in-process copy at once.
 import { Prisma, type PrismaClient, type Team } from '@sett/db';
-import { invalidateRemoteConfig, type Redis } from '@sett/cache';
-import { ForbiddenError, ServiceUnavailableError } from '@sett/http';
-import { generateProjectSecretKey, hashProjectSecretKey, maskKey } from '@sett/keys';
+import { invalidateRemoteConfig, revokeProjectToken, writeProjectToken, type Redis } from '@sett/cache';
+import { ForbiddenError, NotFoundError, ServiceUnavailableError, ValidationError } from '@sett/http';
+import { generateProjectSecretKey, generateProjectToken, hashProjectSecretKey, maskKey } from '@sett/keys';
+import { ADMIN_LEVEL } from '../organizations/levels';
 import type { Logger } from '@sett/logger';
-import type { ProjectUpdate } from './project-schemas';
+import { checkTimezone, type ProjectCreate, type ProjectUpdate } from './project-schemas';
 
-/** PostHog: only organization admins (level 8) and owners may rotate a project's secret key. */
-export const SECRET_KEY_ADMIN_LEVEL = 8;
+/** PostHog: only organization admins (level 8) and owners may rotate a project's keys or delete it. */
+export const SECRET_KEY_ADMIN_LEVEL = ADMIN_LEVEL;
 
 export interface ProjectService {
+  /** A new project in `input.organization` (default: the user's current one); admins and owners. */
+  create(input: ProjectCreate, userId: number, currentOrganizationId: string | null): Promise<Team>;
+  /** Soft delete: the project is gone for every API at once; its token is revoked. Admins and owners. */
+  remove(team: Team, userId: number): Promise<void>;
+  /** A new public API token; the old one stops working everywhere. Admins and owners. */
+  resetToken(team: Team, userId: number): Promise<Team>;
   update(team: Team, input: ProjectUpdate): Promise<Team>;
   /** A new `phs_` key; the previous one becomes the backup (still accepted), the old backup is dropped. */
   rotateSecretToken(team: Team, userId: number): Promise<{ team: Team; secretApiToken: string }>;
@@ -48,19 +59,100 @@ export function createProjectService({
     }
   }
 
-  async function requireAdmin(team: Team, userId: number): Promise<void> {
+  async function levelIn(organizationId: string, userId: number): Promise<number | undefined> {
     const membership = await prisma.organizationMembership.findUnique({
-      where: { organizationId_userId: { organizationId: team.organizationId, userId } },
+      where: { organizationId_userId: { organizationId, userId } },
       select: { level: true },
     });
-    if (!membership || membership.level < SECRET_KEY_ADMIN_LEVEL)
-      throw new ForbiddenError('You must be an organization admin to manage the project secret API key.');
+    return membership?.level;
+  }
+
+  async function requireAdmin(team: Team, userId: number, what = 'manage the project secret API key') {
+    if (((await levelIn(team.organizationId, userId)) ?? 0) < SECRET_KEY_ADMIN_LEVEL)
+      throw new ForbiddenError(`You must be an organization admin to ${what}.`);
+  }
+
+  async function revoke(token: string): Promise<void> {
+    try {
+      await revokeProjectToken(redis, token);
+    } catch (err) {
+      logger.warn('project token not revoked; rolling back', { err: (err as Error).message });
+      throw new ServiceUnavailableError('The token cache is unavailable; the change was not saved.');
+    }
+  }
+
+  /** Runs `change` in a transaction that revokes `oldToken` before commit, and again after it. */
+  async function withRevokedToken<T>(
+    oldToken: string,
+    change: (tx: Prisma.TransactionClient) => Promise<T>,
+  ): Promise<T> {
+    const result = await prisma.$transaction(async (tx) => {
+      const out = await change(tx);
+      await revoke(oldToken);
+      return out;
+    });
+    // A resolver that read the old row while the transaction ran may have written it back.
+    await revokeProjectToken(redis, oldToken).catch(() => undefined);
+    return result;
   }
 
   return {
+    async create(input, userId, currentOrganizationId) {
+      checkTimezone(input.timezone);
+      const organizationId = input.organization?.toLowerCase() ?? currentOrganizationId;
+      const level = organizationId ? await levelIn(organizationId, userId) : undefined;
+      // Another organization's id reads as unknown: its existence is not confirmed.
+      if (!organizationId || level === undefined)
+        throw new ValidationError('Organization not found.', 'organization', 'does_not_exist');
+      if (level < ADMIN_LEVEL)
+        throw new ForbiddenError('You must be an organization admin to create projects.');
+      const team = await prisma.team.create({
+        data: {
+          organizationId,
+          name: input.name,
+          apiToken: generateProjectToken(),
+          ...(input.timezone ? { timezone: input.timezone } : {}),
+        },
+      });
+      // Published so the first event needs no Postgres query (a failure only costs that query).
+      await writeProjectToken(redis, team.apiToken, { teamId: team.id, organizationId }).catch((err: Error) =>
+        logger.warn('new project token not cached', { err: err.message }),
+      );
+      return team;
+    },
+
+    async remove(team, userId) {
+      await requireAdmin(team, userId, 'delete a project');
+      await withRevokedToken(team.apiToken, async (tx) => {
+        const gone = await tx.team.updateMany({
+          where: { id: team.id, deletedAt: null },
+          // The secret keys stop working too (local evaluation, remote config payloads).
+          data: { deletedAt: new Date(), secretApiTokenHash: null, secretApiTokenBackupHash: null },
+        });
+        if (gone.count === 0) throw new NotFoundError('Project not found.');
+        await tx.user.updateMany({ where: { currentTeamId: team.id }, data: { currentTeamId: null } });
+      });
+      await invalidate(team.id).catch(() => undefined);
+    },
+
+    async resetToken(team, userId) {
+      await requireAdmin(team, userId, "reset the project's API token");
+      const updated = await withRevokedToken(team.apiToken, (tx) =>
+        tx.team.update({ where: { id: team.id }, data: { apiToken: generateProjectToken() } }),
+      );
+      await writeProjectToken(redis, updated.apiToken, {
+        teamId: updated.id,
+        organizationId: updated.organizationId,
+      }).catch((err: Error) => logger.warn('new project token not cached', { err: err.message }));
+      await invalidate(team.id).catch(() => undefined);
+      return updated;
+    },
+
     update(team, input) {
+      checkTimezone(input.timezone);
       const data: Prisma.TeamUpdateInput = {};
       if (input.name !== undefined) data.name = input.name;
+      if (input.timezone !== undefined) data.timezone = input.timezone;
       if (input.autocapture_opt_out !== undefined) data.autocaptureOptOut = input.autocapture_opt_out;
       if (input.autocapture_exceptions_opt_in !== undefined)
         data.autocaptureExceptionsOptIn = input.autocapture_exceptions_opt_in;

@@ -28,7 +28,7 @@ const ORG_JSON = `json_build_object(
   'customerId', o.customer_id, 'enforce2fa', o.enforce_2fa,
   'isAiDataProcessingApproved', o.is_ai_data_processing_approved,
   'teams', CASE WHEN o.id IN (SELECT id FROM cur) THEN
-    (SELECT coalesce(json_agg(${TEAM_JSON} ORDER BY t.id), '[]') FROM teams t WHERE t.organization_id = o.id) END,
+    (SELECT coalesce(json_agg(${TEAM_JSON} ORDER BY t.id), '[]') FROM teams t WHERE t.organization_id = o.id AND t.deleted_at IS NULL) END,
   'memberCount', CASE WHEN o.id IN (SELECT id FROM cur) THEN coalesce(
     (SELECT k.n FROM known k WHERE k.id = o.id),
     (SELECT count(*) FROM organization_memberships c WHERE c.organization_id = o.id)) END)`;

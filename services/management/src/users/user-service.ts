@@ -29,7 +29,8 @@ import type { MemberCountCache } from './member-count-cache';
 import { createUserReadStore } from './user-read-store';
 import { totpAssociatedData, withPasswordHashing } from './user-credentials';
 import { userInclude, type UserRow } from './user-views';
-import { canSeeUser, canWriteUser, type Viewer } from './viewer';
+import { lockOrganizations, soleOwnerOf } from '../organizations/levels';
+import { canChangeAccount, canSeeUser, type Viewer } from './viewer';
 
 export const BACKUP_CODE_COUNT = 10;
 const TOTP_ISSUER = 'Sett';
@@ -60,19 +61,13 @@ export function createUserService(
     return user;
   }
 
+  /** A user whose account the viewer may change (themself or staff): 404 unseen, 403 seen. */
   async function findWritable(viewer: Viewer, idOrMe: string): Promise<UserRow> {
     const user = await find(viewer, idOrMe);
-    if (
-      !canWriteUser(
-        viewer,
-        user.id,
-        user.memberships.map((m) => m.organizationId),
-      )
-    ) {
+    if (!canChangeAccount(viewer, user.id))
       throw new ForbiddenError(
-        'You can only change your own user unless you are an admin of its organization.',
+        'Only the user themself or staff can change this account. Organization admins manage memberships.',
       );
-    }
     return user;
   }
 
@@ -81,6 +76,91 @@ export function createUserService(
     const found = await reads.one(viewer, { id });
     if (!found) throw new NotFoundError();
     return found.json;
+  }
+
+  /** E-mail: lower-cased, unique case-insensitively (400 when taken). */
+  async function emailChange(user: UserRow, body: UserUpdateBody): Promise<Prisma.UserUncheckedUpdateInput> {
+    if (body.email === undefined) return {};
+    const email = body.email.trim().toLowerCase();
+    const other = await prisma.user.findFirst({
+      where: { email: { equals: email, mode: 'insensitive' }, id: { not: user.id } },
+      select: { id: true },
+    });
+    if (other)
+      throw new ValidationError('There is already an account with this email address.', 'email', 'unique');
+    return { email };
+  }
+
+  /** A new password: only the user themself, with the current one when one is set. */
+  async function passwordChange(
+    viewer: Viewer,
+    user: UserRow,
+    body: UserUpdateBody,
+  ): Promise<Prisma.UserUncheckedUpdateInput> {
+    if (body.password === undefined) return {};
+    // Someone else's password is never changed through this API, not even by staff.
+    if (user.id !== viewer.userId) throw new ForbiddenError('Only the user itself can change its password.');
+    // No re-hash of the old hash here: a verified change replaces it with a current one below.
+    const current = user.password;
+    const given = body.current_password ?? '';
+    if (current && !(await withPasswordHashing(() => checkPassword(given, current))).valid) {
+      throw new ValidationError(
+        body.current_password
+          ? 'Your current password is incorrect.'
+          : 'current_password is required to change the password.',
+        'current_password',
+        body.current_password ? 'incorrect_password' : 'required',
+      );
+    }
+    const password = body.password;
+    return { password: await withPasswordHashing(() => hashPassword(password)) };
+  }
+
+  /** set_current_team / set_current_organization: only among the user's own, live projects. */
+  async function currentContextChange(
+    user: UserRow,
+    body: UserUpdateBody,
+  ): Promise<Prisma.UserUncheckedUpdateInput> {
+    const memberOf = new Set(user.memberships.map((m) => m.organizationId));
+    const data: Prisma.UserUncheckedUpdateInput = {};
+    if (body.set_current_team !== undefined) {
+      const team = await prisma.team.findFirst({
+        where: { id: Number(body.set_current_team), deletedAt: null },
+      });
+      if (!team || !memberOf.has(team.organizationId))
+        throw new ValidationError(
+          'The user is not a member of the organization of this project.',
+          'set_current_team',
+          'invalid_input',
+        );
+      data.currentTeamId = team.id;
+      data.currentOrganizationId = team.organizationId;
+    }
+    if (body.set_current_organization === undefined) return data;
+    const orgId = body.set_current_organization.toLowerCase();
+    if (!memberOf.has(orgId))
+      throw new ValidationError(
+        'The user is not a member of this organization.',
+        'set_current_organization',
+        'invalid_input',
+      );
+    if (body.set_current_team !== undefined && data.currentOrganizationId !== orgId)
+      throw new ValidationError(
+        'set_current_team must belong to set_current_organization.',
+        'set_current_team',
+        'invalid_input',
+      );
+    data.currentOrganizationId = orgId;
+    if (body.set_current_team === undefined) {
+      // As PostHog does: switching organization moves the user to that organization's first project.
+      const first = await prisma.team.findFirst({
+        where: { organizationId: orgId, deletedAt: null },
+        orderBy: { id: 'asc' },
+        select: { id: true },
+      });
+      data.currentTeamId = first?.id ?? null;
+    }
+    return data;
   }
 
   return {
@@ -113,114 +193,35 @@ export function createUserService(
 
     async update(viewer: Viewer, idOrMe: string, body: UserUpdateBody) {
       const user = await findWritable(viewer, idOrMe);
-      const data: Prisma.UserUncheckedUpdateInput = {};
-      if (body.first_name !== undefined) data.firstName = body.first_name;
-      if (body.last_name !== undefined) data.lastName = body.last_name;
-      if (body.email !== undefined) {
-        const email = body.email.trim().toLowerCase();
-        const other = await prisma.user.findFirst({
-          where: { email: { equals: email, mode: 'insensitive' }, id: { not: user.id } },
-          select: { id: true },
-        });
-        if (other)
-          throw new ValidationError(
-            'There is already an account with this email address.',
-            'email',
-            'unique',
-          );
-        data.email = email;
-      }
-      if (body.notification_settings !== undefined)
-        data.notificationSettings = body.notification_settings as Prisma.InputJsonValue;
-      if (body.anonymize_data !== undefined) data.anonymizeData = body.anonymize_data;
-      if (body.toolbar_mode !== undefined) data.toolbarMode = body.toolbar_mode;
-      if (body.theme_mode !== undefined) data.themeMode = body.theme_mode;
-      if (body.role_at_organization !== undefined) data.roleAtOrganization = body.role_at_organization;
-      if (body.events_column_config !== undefined)
-        data.eventsColumnConfig = body.events_column_config as Prisma.InputJsonValue;
-      if (body.has_seen_product_intro_for !== undefined)
-        data.hasSeenProductIntroFor = jsonOrNull(body.has_seen_product_intro_for);
-      if (body.hedgehog_config !== undefined) data.hedgehogConfig = jsonOrNull(body.hedgehog_config);
-      checkJsonSize(body.hedgehog_config, 'hedgehog_config', MAX_HEDGEHOG_CONFIG_BYTES);
-      for (const field of [
-        'notification_settings',
-        'events_column_config',
-        'has_seen_product_intro_for',
-      ] as const)
-        checkJsonSize(body[field], field, MAX_USER_JSON_BYTES);
-      if (body.is_staff !== undefined && body.is_staff !== user.isStaff) {
-        if (!viewer.isStaff) throw new ForbiddenError('Only staff users can change is_staff.');
-        data.isStaff = body.is_staff;
-      }
-      if (body.password !== undefined) {
-        // Someone else's password is never changed through this API, even by an admin.
-        if (user.id !== viewer.userId)
-          throw new ForbiddenError('Only the user itself can change its password.');
-        // No re-hash of the old hash here: a verified change replaces it with a current one below.
-        const current = user.password;
-        const given = body.current_password ?? '';
-        if (current && !(await withPasswordHashing(() => checkPassword(given, current))).valid) {
-          const detail = body.current_password
-            ? 'Your current password is incorrect.'
-            : 'current_password is required to change the password.';
-          throw new ValidationError(
-            detail,
-            'current_password',
-            body.current_password ? 'incorrect_password' : 'required',
-          );
-        }
-        const password = body.password;
-        data.password = await withPasswordHashing(() => hashPassword(password));
-      }
-      const memberOf = new Set(user.memberships.map((m) => m.organizationId));
-      if (body.set_current_team !== undefined) {
-        const team = await prisma.team.findUnique({ where: { id: Number(body.set_current_team) } });
-        if (!team || !memberOf.has(team.organizationId)) {
-          throw new ValidationError(
-            'The user is not a member of the organization of this project.',
-            'set_current_team',
-            'invalid_input',
-          );
-        }
-        data.currentTeamId = team.id;
-        data.currentOrganizationId = team.organizationId;
-      }
-      if (body.set_current_organization !== undefined) {
-        const orgId = body.set_current_organization.toLowerCase();
-        if (!memberOf.has(orgId)) {
-          throw new ValidationError(
-            'The user is not a member of this organization.',
-            'set_current_organization',
-            'invalid_input',
-          );
-        }
-        if (body.set_current_team !== undefined && data.currentOrganizationId !== orgId) {
-          throw new ValidationError(
-            'set_current_team must belong to set_current_organization.',
-            'set_current_team',
-            'invalid_input',
-          );
-        }
-        data.currentOrganizationId = orgId;
-        if (body.set_current_team === undefined) {
-          // As PostHog does: switching organization moves the user to that organization's first project.
-          const first = await prisma.team.findFirst({
-            where: { organizationId: orgId },
-            orderBy: { id: 'asc' },
-            select: { id: true },
-          });
-          data.currentTeamId = first?.id ?? null;
-        }
-      }
+      checkUserJsonSizes(body);
+      const data: Prisma.UserUncheckedUpdateInput = {
+        ...profileChanges(body),
+        ...(await emailChange(user, body)),
+        ...staffChange(viewer, user, body),
+        ...(await passwordChange(viewer, user, body)),
+        ...(await currentContextChange(user, body)),
+      };
       await prisma.user.update({ where: { id: user.id }, data });
       return reload(viewer, user.id);
     },
 
+    /** Deletes the account; refused while it is the last owner of an organization. */
     async remove(viewer: Viewer, idOrMe: string) {
       const user = await findWritable(viewer, idOrMe);
-      await prisma.user.delete({ where: { id: user.id } });
+      const orgIds = user.memberships.map((m) => m.organizationId);
+      await prisma.$transaction(async (tx) => {
+        await lockOrganizations(tx, orgIds);
+        const sole = await soleOwnerOf(tx, user.id, orgIds);
+        if (sole.length > 0)
+          throw new ValidationError(
+            `This user is the only owner of ${sole.map((o) => `"${o.name}"`).join(', ')}: make another member owner or delete the organization first.`,
+            null,
+            'last_owner',
+          );
+        await tx.user.delete({ where: { id: user.id } });
+      });
       // Its memberships went with it (cascade): those organizations' member counts changed.
-      memberCounts?.invalidate(user.memberships.map((m) => m.organizationId));
+      memberCounts?.invalidate(orgIds);
     },
 
     async hedgehogConfig(viewer: Viewer, idOrMe: string) {
@@ -312,6 +313,42 @@ export function createUserService(
       return { backup_codes: codes };
     },
   };
+}
+
+/** The plain profile fields of a PATCH, mapped to their columns. */
+function profileChanges(body: UserUpdateBody): Prisma.UserUncheckedUpdateInput {
+  const data: Prisma.UserUncheckedUpdateInput = {};
+  if (body.first_name !== undefined) data.firstName = body.first_name;
+  if (body.last_name !== undefined) data.lastName = body.last_name;
+  if (body.notification_settings !== undefined)
+    data.notificationSettings = body.notification_settings as Prisma.InputJsonValue;
+  if (body.anonymize_data !== undefined) data.anonymizeData = body.anonymize_data;
+  if (body.toolbar_mode !== undefined) data.toolbarMode = body.toolbar_mode;
+  if (body.theme_mode !== undefined) data.themeMode = body.theme_mode;
+  if (body.role_at_organization !== undefined) data.roleAtOrganization = body.role_at_organization;
+  if (body.events_column_config !== undefined)
+    data.eventsColumnConfig = body.events_column_config as Prisma.InputJsonValue;
+  if (body.has_seen_product_intro_for !== undefined)
+    data.hasSeenProductIntroFor = jsonOrNull(body.has_seen_product_intro_for);
+  if (body.hedgehog_config !== undefined) data.hedgehogConfig = jsonOrNull(body.hedgehog_config);
+  return data;
+}
+
+function checkUserJsonSizes(body: UserUpdateBody): void {
+  checkJsonSize(body.hedgehog_config, 'hedgehog_config', MAX_HEDGEHOG_CONFIG_BYTES);
+  for (const field of [
+    'notification_settings',
+    'events_column_config',
+    'has_seen_product_intro_for',
+  ] as const)
+    checkJsonSize(body[field], field, MAX_USER_JSON_BYTES);
+}
+
+/** is_staff: only staff change it (a no-op value is accepted from anyone). */
+function staffChange(viewer: Viewer, user: UserRow, body: UserUpdateBody): Prisma.UserUncheckedUpdateInput {
+  if (body.is_staff === undefined || body.is_staff === user.isStaff) return {};
+  if (!viewer.isStaff) throw new ForbiddenError('Only staff users can change is_staff.');
+  return { isStaff: body.is_staff };
 }
 
 /** 400 when `value` serialises to more than `max` bytes of UTF-8 (undefined/null pass). */

@@ -5,8 +5,6 @@
 import type { PrismaClient } from '@sett/db';
 import type { AuthContext } from '../auth/auth-context';
 
-export const ADMIN_LEVEL = 8;
-
 export interface Viewer {
   userId: number;
   isStaff: boolean;
@@ -42,11 +40,10 @@ export function canSeeUser(viewer: Viewer, userId: number, userOrgIds: readonly 
   return viewer.isStaff || viewer.userId === userId || userOrgIds.some((o) => viewer.levels.has(o));
 }
 
-/** Changes a user: staff, the user itself, or an admin (level >= 8) of one of the user's organizations. */
-export function canWriteUser(viewer: Viewer, userId: number, userOrgIds: readonly string[]): boolean {
-  return (
-    viewer.isStaff ||
-    viewer.userId === userId ||
-    userOrgIds.some((o) => (viewer.levels.get(o) ?? 0) >= ADMIN_LEVEL)
-  );
+/**
+ * Changes an account (profile, e-mail, password, 2FA, deletion): the user themself or staff.
+ * Organization admins manage memberships (members API), never other people's accounts.
+ */
+export function canChangeAccount(viewer: Viewer, userId: number): boolean {
+  return viewer.isStaff || viewer.userId === userId;
 }
