@@ -1,5 +1,6 @@
 // Every setting Sett reads from the environment, parsed and validated once at boot.
 // Services call loadConfig() in their main.ts; nothing else reads process.env.
+import { kafkaSecurity } from './kafka-security';
 
 export class ConfigError extends Error {
   constructor(
@@ -165,6 +166,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       batchMaxMessages: int(env, 'KAFKA_PRODUCER_BATCH_MAX_MESSAGES', 2000, 1, 100000),
       sendTimeoutMs: int(env, 'KAFKA_PRODUCER_SEND_TIMEOUT_MS', 10000, 100, 600000),
       messageMaxBytes: int(env, 'KAFKA_MESSAGE_MAX_BYTES', 1_000_000, 1024, 100 * 1024 * 1024),
+      /** SASL and TLS for every producer, consumer and admin client (files read here, once). */
+      security: kafkaSecurity(env),
     },
     log: {
       level: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug']),

@@ -8,3 +8,11 @@ export {
   DEFAULT_REDIS_URL,
 } from './config';
 export type { Config, DatabaseService, IngestionTopicChoice, LoadConfigOptions } from './config';
+export { KAFKA_SECURITY_PROTOCOLS, KAFKA_SASL_MECHANISMS } from './kafka-security';
+export type {
+  KafkaSecurityConfig,
+  KafkaSecurityProtocol,
+  KafkaSaslConfig,
+  KafkaSaslMechanism,
+  KafkaTlsConfig,
+} from './kafka-security';

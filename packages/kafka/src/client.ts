@@ -1,6 +1,7 @@
-// Builds the kafkajs client every Sett service uses, with timeouts chosen for us and kafkajs's
-// own log lines routed into the caller's logger.
+// Builds the kafkajs client every Sett service uses, with timeouts chosen for us, the configured
+// SASL and TLS, and kafkajs's own log lines routed into the caller's logger.
 import { Kafka, logLevel, type LogEntry, type RetryOptions } from 'kafkajs';
+import { kafkajsSecurityOptions, type KafkaSecurity } from './security';
 import { silentLogger, type KafkaLogger } from './types';
 
 export type KafkaClientOptions = {
@@ -20,6 +21,8 @@ export type KafkaClientOptions = {
    * broker went away.
    */
   retry?: RetryOptions;
+  /** SASL and TLS (config.kafka.security); unset means plaintext. */
+  security?: KafkaSecurity;
 };
 
 const LEVELS = {
@@ -35,6 +38,7 @@ export function createKafka(options: KafkaClientOptions): Kafka {
   return new Kafka({
     brokers: options.brokers,
     clientId: options.clientId,
+    ...kafkajsSecurityOptions(options.security),
     connectionTimeout: options.connectionTimeoutMs ?? 3000,
     requestTimeout: options.requestTimeoutMs ?? 30000,
     // kafkajs 2.x only enforces requestTimeout when asked; without it a silent broker hangs a send.

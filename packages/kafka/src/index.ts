@@ -4,6 +4,7 @@ export * from './types';
 export * from './topics';
 export * from './message';
 export * from './client';
+export * from './security';
 export * from './batching-producer';
 export * from './partitioner';
 export * from './consumer-runner';

@@ -4,3 +4,7 @@ export { createTestDatabase, uniqueName, testServerUrl, TEMPLATE_DATABASE } from
 export type { TestDatabase } from './db';
 export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxy } from './tcp-proxy';
+export { createTestCa } from './tls-certs';
+export type { TestCa, TestCaOptions, PemPair } from './tls-certs';
+export { startKafkaTlsProxy } from './kafka-tls-proxy';
+export type { KafkaTlsProxy, KafkaTlsProxyOptions } from './kafka-tls-proxy';

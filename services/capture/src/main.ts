@@ -66,6 +66,7 @@ async function main() {
 
   const kafka = createKafka({
     brokers: config.kafkaBrokers,
+    security: config.kafka.security,
     clientId: 'sett-capture',
     logger,
     logLevel: 'warn',

@@ -38,6 +38,7 @@ async function main() {
   });
   const kafka = createKafka({
     brokers: config.kafkaBrokers,
+    security: config.kafka.security,
     clientId: 'sett-ingestion',
     logger,
     logLevel: 'warn',

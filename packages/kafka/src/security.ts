@@ -1,0 +1,55 @@
+// Turns Sett's Kafka security settings (validated and read from files by @sett/config) into the
+// `ssl` and `sasl` options of a kafkajs client. createKafka is the only caller, so every producer,
+// consumer and admin client connects the same way.
+import type { ConnectionOptions } from 'node:tls';
+import type { SASLOptions } from 'kafkajs';
+
+/** The shape @sett/config produces (repeated here so this library does not depend on config). */
+export type KafkaSecurity = {
+  protocol: 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
+  sasl?: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string };
+  tls?: {
+    ca?: string;
+    cert?: string;
+    key?: string;
+    keyPassword?: string;
+    servername?: string;
+    verify: boolean;
+  };
+};
+
+export type KafkajsSecurityOptions = { ssl?: ConnectionOptions; sasl?: SASLOptions };
+
+const MECHANISMS = {
+  PLAIN: 'plain',
+  'SCRAM-SHA-256': 'scram-sha-256',
+  'SCRAM-SHA-512': 'scram-sha-512',
+} as const;
+
+export function kafkajsSecurityOptions(security: KafkaSecurity | undefined): KafkajsSecurityOptions {
+  if (security === undefined || security.protocol === 'PLAINTEXT') return {};
+  const usesTls = security.protocol === 'SSL' || security.protocol === 'SASL_SSL';
+  const usesSasl = security.protocol === 'SASL_PLAINTEXT' || security.protocol === 'SASL_SSL';
+  const result: KafkajsSecurityOptions = {};
+
+  if (usesTls) {
+    const t = security.tls ?? { verify: true };
+    // Only keys that are set: kafkajs merges this object over its own { host, port, servername },
+    // so an explicit `servername: undefined` would switch SNI off.
+    const ssl: ConnectionOptions = { rejectUnauthorized: t.verify };
+    if (t.ca !== undefined) ssl.ca = t.ca;
+    if (t.cert !== undefined) ssl.cert = t.cert;
+    if (t.key !== undefined) ssl.key = t.key;
+    if (t.keyPassword !== undefined) ssl.passphrase = t.keyPassword;
+    if (t.servername !== undefined) ssl.servername = t.servername;
+    result.ssl = ssl;
+  }
+
+  if (usesSasl) {
+    const s = security.sasl;
+    if (s === undefined)
+      throw new Error(`Kafka security protocol ${security.protocol} needs SASL credentials`);
+    result.sasl = { mechanism: MECHANISMS[s.mechanism], username: s.username, password: s.password };
+  }
+  return result;
+}
