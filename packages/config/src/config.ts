@@ -204,6 +204,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     },
     management: {
       rateLimitPerMinute: int(env, 'MANAGEMENT_RATE_LIMIT_PER_MINUTE', 1200, 1, 1_000_000),
+      /** Over all of one user's keys, so minting keys does not raise the limit. */
+      userRateLimitPerMinute: int(env, 'MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE', 2400, 1, 1_000_000),
       publicUrl: read(env, 'SETT_PUBLIC_URL'),
     },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),

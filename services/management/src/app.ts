@@ -1,12 +1,13 @@
 // Wires the management API: JSON body parsing, the public OpenAPI document, then for every
-// other /api/ path authentication (personal API key), the per-key rate limit, the input rules
-// (input-rules.ts) and the feature routers, whose database errors are mapped by
-// database-errors.ts. Operational endpoints, 404 and the one error middleware come from createServiceApp.
+// other /api/ path authentication (personal API key), the per-key and per-user rate limit
+// (held in Redis, rate-limit/), the input rules (input-rules.ts) and the feature routers,
+// whose database errors are mapped by database-errors.ts. Operational endpoints, 404 and the
+// one error middleware come from createServiceApp.
 import express, { type Express } from 'express';
 import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
 import type { Redis } from '@sett/cache';
-import { createServiceApp, prom } from '@sett/http';
+import { createServiceApp, type prom } from '@sett/http';
 import { deriveCredentialKeys, deriveFlagPayloadKey } from '@sett/keys';
 import type { Logger } from '@sett/logger';
 import { authMiddleware, createKeyAuthenticator } from './auth/auth-middleware';
@@ -27,13 +28,16 @@ import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-route
 import { projectRoutes } from './projects/project-routes';
 import { createProjectService } from './projects/project-service';
 import { rateLimitMiddleware } from './rate-limit/rate-limit-middleware';
-import { TokenBucketLimiter } from './rate-limit/token-bucket';
+import { createRedisRateLimiter } from './rate-limit/rate-limiter';
 import { userRoutes } from './users/user-routes';
 import { createMemberCountCache } from './users/member-count-cache';
 import { createUserService } from './users/user-service';
 
 export interface ManagementConfig {
+  /** Requests per minute per personal API key (or project secret key), shared by every replica. */
   rateLimitPerMinute: number;
+  /** Requests per minute per user over all of their keys (default twice the per-key limit). */
+  userRateLimitPerMinute?: number;
   /** SETT_PUBLIC_URL: base of absolute pagination URLs; else taken from forwarded headers. */
   publicUrl?: string;
   /** How long a key lookup is cached in process (default 5 s). */
@@ -59,11 +63,12 @@ export function createManagementApp(deps: ManagementDeps): Express {
   const { prisma, pool, redis, logger, registry, config } = deps;
   const publicUrl = config.publicUrl;
   const authenticator = createKeyAuthenticator({ pool, prisma, logger, ttlMs: config.authCacheTtlMs });
-  const limiter = new TokenBucketLimiter({ perMinute: config.rateLimitPerMinute });
-  const throttled = new prom.Counter({
-    name: 'management_throttled_requests_total',
-    help: 'Requests refused by the per-key rate limit',
-    registers: [registry],
+  const limiter = createRedisRateLimiter({
+    redis,
+    perKeyPerMinute: config.rateLimitPerMinute,
+    perUserPerMinute: config.userRateLimitPerMinute ?? config.rateLimitPerMinute * 2,
+    logger,
+    registry,
   });
   const payloadKey = deriveFlagPayloadKey(deps.encryptionKey);
   const flags = createFeatureFlagService({ prisma, redis, logger, payloadKey });
@@ -75,12 +80,7 @@ export function createManagementApp(deps: ManagementDeps): Express {
   api.get('/api/schema/', (req, res) => {
     res.json(buildOpenApiDocument(requestOrigin(req.headers, publicUrl, req.protocol)));
   });
-  api.use(
-    '/api',
-    authMiddleware(authenticator),
-    rateLimitMiddleware(limiter, throttled),
-    inputRulesMiddleware(),
-  );
+  api.use('/api', authMiddleware(authenticator), rateLimitMiddleware(limiter), inputRulesMiddleware());
   const routers = [
     userRoutes({
       prisma,
@@ -105,7 +105,7 @@ export function createManagementApp(deps: ManagementDeps): Express {
   // error handler only runs for errors of the layers before it in the same router).
   const routes = express.Router();
   // remote_config authenticates by itself (it also takes project secret keys): ahead of `api`.
-  const remoteConfig = remoteConfigRoutes({ prisma, authenticator, limiter, throttled, payloadKey });
+  const remoteConfig = remoteConfigRoutes({ prisma, authenticator, limiter, payloadKey });
   routes.use(remoteConfig, api, ...routers, databaseErrorMiddleware);
 
   return createServiceApp({

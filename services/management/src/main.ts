@@ -54,6 +54,7 @@ async function main() {
     encryptionKey,
     config: {
       rateLimitPerMinute: config.management.rateLimitPerMinute,
+      userRateLimitPerMinute: config.management.userRateLimitPerMinute,
       publicUrl: config.management.publicUrl,
     },
   });

@@ -1,7 +1,7 @@
 // Every endpoint: no key -> 401, a key without the operation's scope -> 403 naming the scope,
-// another organization's resource -> 404. Plus the key formats that are refused and the
-// per-key rate limit.
-import { call, createKey, seed, startHarness, startSibling, type Fixture, type Harness } from './helpers';
+// another organization's resource -> 404. Plus the key formats that are refused (the rate
+// limit has its own file, rate-limit.int.test.ts).
+import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
 let h: Harness;
 let f: Fixture;
@@ -235,23 +235,6 @@ test('a write scope implies read and * holds everything', async () => {
   const key = await createKey(h.prisma, f.alice.id, ['user:write']);
   expect((await call(h, 'GET', '/api/users/@me/', key)).status).toBe(200);
   expect((await call(h, 'GET', '/api/projects/', allKeyA)).status).toBe(200);
-});
-
-test('the rate limit answers 429 with Retry-After once a key has used its bucket', async () => {
-  const limited = await startSibling(h, { rateLimitPerMinute: 3 });
-  try {
-    const key = await createKey(h.prisma, f.alice.id, ['*']);
-    const other = await createKey(h.prisma, f.adminA.id, ['*']);
-    for (let i = 0; i < 3; i++) expect((await call(limited, 'GET', '/api/users/@me/', key)).status).toBe(200);
-    const r = await call(limited, 'GET', '/api/users/@me/', key);
-    expect(r.status).toBe(429);
-    expect(r.body).toMatchObject({ type: 'throttled_error', code: 'throttled' });
-    expect(Number(r.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-    // Per key: another key is not affected.
-    expect((await call(limited, 'GET', '/api/users/@me/', other)).status).toBe(200);
-  } finally {
-    await limited.stop();
-  }
 });
 
 test('operational endpoints and the public OpenAPI document', async () => {

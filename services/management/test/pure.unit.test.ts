@@ -1,4 +1,4 @@
-// Pure parts: pagination envelope and cursor, token bucket, flag filter checks, key slugs,
+// Pure parts: pagination envelope and cursor, flag filter checks, key slugs,
 // bearer parsing, and the OpenAPI document reusing the validation schemas.
 import { ValidationError, AuthenticationError } from '@sett/http';
 import { parseBearer } from '../src/auth/auth-middleware';
@@ -12,7 +12,6 @@ import {
 import { featureFlagCreateSchema } from '../src/feature-flags/feature-flag-schemas';
 import { buildOpenApiDocument } from '../src/openapi/openapi-document';
 import { decodeCursor, encodeCursor, envelope, parsePage, requestOrigin } from '../src/pagination/pagination';
-import { TokenBucketLimiter } from '../src/rate-limit/token-bucket';
 import { userUpdateSchema } from '../src/users/user-schemas';
 
 const info = { origin: 'https://h', path: '/api/x/', query: { limit: '2', is_staff: 'true' } };
@@ -63,17 +62,6 @@ test('cursor round trip and rejection', () => {
   expect(() => decodeCursor(Buffer.from(JSON.stringify(["1'; drop", c.uuid])).toString('base64url'))).toThrow(
     ValidationError,
   );
-});
-
-test('token bucket: burst of the per-minute budget, then refill', () => {
-  let now = 0;
-  const limiter = new TokenBucketLimiter({ perMinute: 60, now: () => now });
-  for (let i = 0; i < 60; i++) expect(limiter.take('k').ok).toBe(true);
-  expect(limiter.take('k')).toEqual({ ok: false, retryAfterSeconds: 1 });
-  expect(limiter.take('other').ok).toBe(true);
-  now += 1000;
-  expect(limiter.take('k').ok).toBe(true);
-  expect(limiter.take('k').ok).toBe(false);
 });
 
 test('flag filter checks', () => {

@@ -5,8 +5,9 @@
 // management route that also takes the project secret key (phs_, current or the backup kept
 // after a rotation; PostHog allows it for this action only), so it authenticates by itself and
 // is mounted ahead of the personal-key middleware. Personal keys need feature_flag:read. Both
-// kinds count against the per-key rate limit. `?token=<project API key>` (sent by the SDKs)
-// picks the project for `@current` when the caller can read it.
+// kinds count against the rate limit (personal keys per key and per user, secret keys per
+// project). `?token=<project API key>` (sent by the SDKs) picks the project for `@current`
+// when the caller can read it.
 import express, { type Request, type Response, type Router } from 'express';
 import type { PrismaClient, Team } from '@sett/db';
 import {
@@ -15,13 +16,12 @@ import {
   NotFoundError,
   RateLimitedError,
   bearerToken,
-  type prom,
 } from '@sett/http';
 import { decryptFlagPayload, hashProjectSecretKey } from '@sett/keys';
 import { requireScope } from '../auth/auth-context';
 import type { KeyAuthenticator } from '../auth/auth-middleware';
 import { CURRENT_PROJECT, resolveReadableProjectId } from '../projects/project-access';
-import type { TokenBucketLimiter } from '../rate-limit/token-bucket';
+import type { RateLimiter, RateLimitSubject } from '../rate-limit/rate-limiter';
 import { parseIntId } from '../validate';
 
 const PATHS = [
@@ -33,8 +33,7 @@ const SECRET_KEY_RE = /^phs_[A-Za-z0-9]{20,200}$/;
 export interface RemoteConfigRouteDeps {
   prisma: PrismaClient;
   authenticator: KeyAuthenticator;
-  limiter: TokenBucketLimiter;
-  throttled?: prom.Counter;
+  limiter: RateLimiter;
   /** deriveFlagPayloadKey(SETT_ENCRYPTION_KEY) */
   payloadKey: Buffer;
 }
@@ -43,12 +42,9 @@ export function remoteConfigRoutes(deps: RemoteConfigRouteDeps): Router {
   const { prisma } = deps;
   const router = express.Router();
 
-  function take(bucket: string) {
-    const result = deps.limiter.take(bucket);
-    if (!result.ok) {
-      deps.throttled?.inc();
-      throw new RateLimitedError(result.retryAfterSeconds);
-    }
+  async function take(subject: RateLimitSubject) {
+    const result = await deps.limiter.take(subject);
+    if (!result.ok) throw new RateLimitedError(result.retryAfterSeconds);
   }
 
   /** The project of a secret key, which must be the one the path and token name. */
@@ -65,7 +61,7 @@ export function remoteConfigRoutes(deps: RemoteConfigRouteDeps): Router {
       select: { id: true, apiToken: true },
     });
     if (!team) throw new AuthenticationError('Secret API key is invalid.', 'authentication_failed');
-    take(`secret:${team.id}`);
+    await take({ key: `secret:${team.id}` });
     if (projectIdParam !== CURRENT_PROJECT && parseIntId(projectIdParam) !== team.id)
       throw new NotFoundError('Project not found.');
     if (token !== undefined && token !== team.apiToken)
@@ -78,7 +74,7 @@ export function remoteConfigRoutes(deps: RemoteConfigRouteDeps): Router {
 
   async function projectOfPersonalKey(req: Request, projectIdParam: string, token: string | undefined) {
     const auth = await deps.authenticator.authenticate(req.headers.authorization);
-    take(auth.keyId);
+    await take({ key: auth.keyId, user: auth.userId });
     requireScope(auth, 'feature_flag:read');
     if (projectIdParam === CURRENT_PROJECT && token !== undefined) {
       const team: Pick<Team, 'id'> | null = await prisma.team.findFirst({
