@@ -208,6 +208,14 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       userRateLimitPerMinute: int(env, 'MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE', 2400, 1, 1_000_000),
       publicUrl: read(env, 'SETT_PUBLIC_URL'),
     },
+    /** Background jobs of the management service (person deletion, retention, project purge). */
+    jobs: {
+      enabled: oneOf(env, 'JOBS_ENABLED', 'true', ['true', 'false']) === 'true',
+      pollIntervalMs: int(env, 'JOBS_POLL_INTERVAL_MS', 1_000, 10, 600_000),
+      leaseMs: int(env, 'JOBS_LEASE_MS', 60_000, 1_000, 3_600_000),
+      retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 7 * 86_400_000),
+      personDeletionSettleMs: int(env, 'PERSON_DELETION_SETTLE_MS', 900_000, 0, 7 * 86_400_000),
+    },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
     /** undefined when unset (only allowed outside production for management, see LoadConfigOptions). */
     encryptionKey: encryptionKey(env, options.requireEncryptionKey === true && nodeEnv === 'production'),

@@ -18,6 +18,8 @@ export const SCOPES = [
   'feature_flag:write',
   'cohort:read',
   'cohort:write',
+  'person:read',
+  'person:write',
   'personal_api_key:read',
   'personal_api_key:write',
 ] as const;

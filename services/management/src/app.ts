@@ -57,6 +57,8 @@ export interface ManagementDeps {
   /** SETT_ENCRYPTION_KEY (32 bytes), or the development key main.ts keeps in a file. */
   encryptionKey: Buffer;
   config: ManagementConfig;
+  /** Wakes the background job runner after a request queued a job (main.ts wires it). */
+  onJobQueued?: () => void;
 }
 
 export function createManagementApp(deps: ManagementDeps): Express {
@@ -97,7 +99,7 @@ export function createManagementApp(deps: ManagementDeps): Express {
     featureFlagRoutes({ prisma, flags, publicUrl }),
     cohortRoutes({ prisma, cohorts: createCohortService({ prisma, redis, logger }), publicUrl }),
     eventRoutes({ prisma, pool, publicUrl }),
-    personRoutes({ prisma, pool, publicUrl }),
+    personRoutes({ prisma, pool, publicUrl, onJobQueued: deps.onJobQueued }),
     personalApiKeyRoutes({ prisma, publicUrl, onKeyDeleted: () => authenticator.clear() }),
   ];
 

@@ -7,6 +7,7 @@ import { createPgPool, createPrisma } from '@sett/db';
 import { createRedis } from '@sett/cache';
 import { deriveCredentialKeys, loadOrCreateKeyFile } from '@sett/keys';
 import { createManagementApp } from './app';
+import { createBackgroundJobs } from './jobs/background-jobs';
 import { createUserCredentials } from './users/user-credentials';
 
 // Where development keeps its generated key when SETT_ENCRYPTION_KEY is unset (.sett/ is git-ignored).
@@ -45,7 +46,10 @@ async function main() {
     name: 'sett-management',
     onError: (err) => logger.warn('redis error', { err: err.message }),
   });
+  // Person deletions, retention and purges of deleted projects (docs/data-lifecycle.md).
+  const jobs = createBackgroundJobs({ pool, logger, config: config.jobs });
   const app = createManagementApp({
+    onJobQueued: () => jobs.wake(),
     prisma,
     pool,
     redis,
@@ -66,8 +70,10 @@ async function main() {
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
-    closers: [() => prisma.$disconnect(), () => pool.end(), async () => void redis.disconnect()],
+    // The runner first: it releases its job while the pool still works.
+    closers: [() => jobs.stop(), () => prisma.$disconnect(), () => pool.end(), async () => void redis.disconnect()],
   });
+  if (config.jobs.enabled) jobs.start();
   // Secrets written before encryption: encrypted (TOTP) and re-keyed (backup codes) once, in the
   // background so a slow or unreachable database does not hold up start-up (the next start retries).
   createUserCredentials(prisma, deriveCredentialKeys(encryptionKey))

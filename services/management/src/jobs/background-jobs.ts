@@ -1,0 +1,57 @@
+// The management service's background jobs in one place: which kinds exist, their handlers and
+// the periodic schedule (retention every retentionIntervalMs, a purge per soft-deleted project).
+// main.ts starts the runner; tests build one with short intervals.
+import type pg from 'pg';
+import type { Logger } from '@sett/logger';
+import { createJobRunner, type JobRunner } from './job-runner';
+import { personDeletionJob } from './person-deletion-job';
+import { projectPurgeJob, PROJECT_PURGE_JOB, schedulePurges } from './project-purge-job';
+import { PERSON_DELETION_JOB } from '../persons/person-deletion';
+import { RETENTION_JOB, retentionJob } from '../retention/retention-job';
+
+export interface BackgroundJobsConfig {
+  pollIntervalMs: number;
+  leaseMs: number;
+  retentionIntervalMs: number;
+  /** How long after a person deletion the sweep for events still in Kafka runs. */
+  personDeletionSettleMs: number;
+  /** Monthly events partitions kept ahead of the current month. */
+  partitionMonthsAhead?: number;
+  workerId?: string;
+  retryBaseMs?: number;
+}
+
+/** Queues a retention run unless one is queued, running, or finished within the interval. */
+export async function scheduleRetention(pool: pg.Pool, intervalMs: number): Promise<void> {
+  await pool.query(
+    `INSERT INTO background_jobs (kind, dedupe_key)
+     SELECT '${RETENTION_JOB}', '${RETENTION_JOB}'
+      WHERE NOT EXISTS (SELECT 1 FROM background_jobs
+                         WHERE kind = '${RETENTION_JOB}' AND state = 'succeeded'
+                           AND finished_at > now() - $1 * interval '1 millisecond')
+     ON CONFLICT (dedupe_key) DO NOTHING`,
+    [intervalMs],
+  );
+}
+
+export function createBackgroundJobs(opts: { pool: pg.Pool; logger: Logger; config: BackgroundJobsConfig }): JobRunner {
+  const { config } = opts;
+  return createJobRunner({
+    pool: opts.pool,
+    logger: opts.logger,
+    pollIntervalMs: config.pollIntervalMs,
+    leaseMs: config.leaseMs,
+    workerId: config.workerId,
+    retryBaseMs: config.retryBaseMs,
+    scheduleIntervalMs: Math.min(config.retentionIntervalMs, 60_000),
+    handlers: {
+      [PERSON_DELETION_JOB]: personDeletionJob({ settleMs: config.personDeletionSettleMs }),
+      [RETENTION_JOB]: retentionJob({ monthsAhead: config.partitionMonthsAhead }),
+      [PROJECT_PURGE_JOB]: projectPurgeJob(),
+    },
+    schedule: async (pool) => {
+      await scheduleRetention(pool, config.retentionIntervalMs);
+      await schedulePurges(pool);
+    },
+  });
+}
