@@ -4,10 +4,11 @@
 // readiness.
 //
 // One image runs four services on four ports, so the port is found rather than configured:
-// HEALTHCHECK_PORT if set, else the port variable of whichever services/<name>/src/main.ts is
-// running in this container (read from /proc), else that service's default. Plain ESM with no
+// HEALTHCHECK_PORT if set, else the port variable of whichever service is running in this
+// container (read from /proc: `dist/<name>.cjs` in the image, `services/<name>/src/main.ts` from
+// source), else that service's default. Plain ESM with no
 // imports beyond node:fs so it starts in well under the probe timeout.
-/* global fetch, AbortSignal -- Node 20 globals */
+/* global fetch, AbortSignal -- Node 20+ globals */
 import { readdirSync, readFileSync } from 'node:fs';
 
 const PORTS = {
@@ -25,7 +26,9 @@ function runningService() {
     } catch {
       continue; // the process exited while we looked
     }
-    const match = /services\/(management|capture|decide|ingestion)\/src\/main\.ts/.exec(cmdline);
+    const match =
+      /dist\/(management|capture|decide|ingestion)\.cjs/.exec(cmdline) ??
+      /services\/(management|capture|decide|ingestion)\/src\/main\.ts/.exec(cmdline);
     if (match) return match[1];
   }
   return undefined;

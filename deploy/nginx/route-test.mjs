@@ -3,8 +3,8 @@
 //
 // It starts three stand-in upstreams on 127.0.0.1 (each answers with its name, the URL and
 // headers it got and the body size), rewrites a temporary copy of the config to point at them
-// (the compose hostnames do not resolve here, and `resolve` on upstream servers needs nginx
-// 1.27.3+ while distributions ship older), checks it with `nginx -t`, runs that copy on a free
+// (the compose hostnames do not resolve here: each `set $<service>_addr <host>:<port>;` becomes
+// 127.0.0.1 and a stand-in's port), checks it with `nginx -t`, runs that copy on a free
 // loopback port, sends the requests below, and stops its nginx and servers before exiting.
 // Exit code 0 when every check passes.
 import { spawn, spawnSync } from 'node:child_process';
@@ -48,7 +48,7 @@ function request(port, method, url, { body, headers = {} } = {}) {
           } catch {
             json = undefined;
           }
-          resolve({ status: res.statusCode, json, text });
+          resolve({ status: res.statusCode, json, text, headers: res.headers });
         });
       },
     );
@@ -84,9 +84,9 @@ await new Promise((r) => probe.close(r));
 const dir = mkdtempSync(path.join(tmpdir(), 'sett-edge-'));
 let conf = readFileSync(CONF, 'utf8');
 for (const [name, port] of Object.entries(ports)) {
-  const re = new RegExp(`server ${name}:\\d+ resolve;`);
-  if (!re.test(conf)) throw new Error(`nginx.conf has no "server ${name}:<port> resolve;" line`);
-  conf = conf.replace(re, `server 127.0.0.1:${port};`);
+  const re = new RegExp(`set \\$${name}_addr ${name}:\\d+;`);
+  if (!re.test(conf)) throw new Error(`nginx.conf has no "set $${name}_addr ${name}:<port>;" line`);
+  conf = conf.replace(re, `set $${name}_addr 127.0.0.1:${port};`);
 }
 if (!/listen 8000 default_server;/.test(conf)) throw new Error('nginx.conf does not listen on 8000');
 conf = conf
@@ -201,6 +201,37 @@ try {
     'X-Forwarded-Proto from a TLS front kept',
     proto.json?.headers?.['x-forwarded-proto'] === 'https',
     JSON.stringify(proto.json?.headers),
+  );
+
+  const given = await request(edgePort, 'POST', '/flags/?v=2', {
+    body: '{}',
+    headers: { 'x-request-id': 'sdk-req-42' },
+  });
+  check(
+    "X-Request-Id: the caller's id is forwarded",
+    given.json?.headers?.['x-request-id'] === 'sdk-req-42',
+    JSON.stringify(given.json?.headers),
+  );
+  const fresh = await request(edgePort, 'POST', '/flags/?v=2', { body: '{}' });
+  check(
+    'X-Request-Id: generated at the edge when absent',
+    /^[0-9a-f]{32}$/.test(fresh.json?.headers?.['x-request-id'] ?? ''),
+    JSON.stringify(fresh.json?.headers),
+  );
+  const unsafe = await request(edgePort, 'POST', '/flags/?v=2', {
+    body: '{}',
+    headers: { 'x-request-id': 'has spaces and "quotes"' },
+  });
+  check(
+    'X-Request-Id: an id the services would refuse is replaced',
+    /^[0-9a-f]{32}$/.test(unsafe.json?.headers?.['x-request-id'] ?? ''),
+    JSON.stringify(unsafe.json?.headers),
+  );
+  const edge404 = await request(edgePort, 'GET', '/nope', { headers: { 'x-request-id': 'r-404' } });
+  check(
+    "X-Request-Id on the edge's own answers",
+    edge404.headers?.['x-request-id'] === 'r-404',
+    JSON.stringify(edge404.headers),
   );
 
   const big = await request(edgePort, 'POST', '/batch/', { body: Buffer.alloc(19 * MiB, 0x61) });
