@@ -180,17 +180,25 @@ test('password change needs the correct current password', async () => {
   expect(await verifyPassword('new password 1', stored)).toBe(true);
 });
 
-test('writes to others: only an admin of their organization', async () => {
+test('writes to others: only staff; an organization admin gets 403 and changes nothing', async () => {
   const adminUser = await h.prisma.user.findUniqueOrThrow({ where: { id: f.adminA.id } });
   expect(
     (await call(h, 'PATCH', `/api/users/${adminUser.uuid}/`, aliceKey, { first_name: 'x' })).status,
   ).toBe(403);
-  const r = await call(h, 'PATCH', `/api/users/${f.alice.uuid}/`, adminKey, { last_name: 'Set by admin' });
-  expect(r.status).toBe(200);
-  expect(r.body.last_name).toBe('Set by admin');
+  const byAdmin = await call(h, 'PATCH', `/api/users/${f.alice.uuid}/`, adminKey, {
+    last_name: 'Set by admin',
+  });
+  expect(byAdmin).toMatchObject({ status: 403, body: { code: 'permission_denied' } });
+  const byStaff = await call(h, 'PATCH', `/api/users/${f.alice.uuid}/`, staffKey, {
+    last_name: 'Set by staff',
+  });
+  expect(byStaff.status).toBe(200);
+  expect(byStaff.body.last_name).toBe('Set by staff');
   // visible to alice (shared organization), but no write
   expect((await call(h, 'GET', `/api/users/${adminUser.uuid}/`, aliceKey)).status).toBe(200);
   expect((await call(h, 'DELETE', `/api/users/${adminUser.uuid}/`, aliceKey)).status).toBe(403);
+  expect((await call(h, 'DELETE', `/api/users/${f.alice.uuid}/`, adminKey)).status).toBe(403);
+  expect(await h.prisma.user.count({ where: { id: f.alice.id } })).toBe(1);
 });
 
 test('hedgehog config and scene personalisation', async () => {
@@ -249,7 +257,7 @@ test('TOTP setup, then backup codes: shown once, stored hashed, new codes invali
   expect((await call(h, 'GET', '/api/users/@me/start_2fa_setup/', aliceKey)).status).toBe(400);
 });
 
-test('DELETE removes the user (204), its keys stop working and the cached member count drops at once', async () => {
+test('DELETE by the user themself removes the account (204), its keys stop working and the cached member count drops at once', async () => {
   // A fresh organization D (its count never read before): an admin and a leaving member.
   const orgD = await h.prisma.organization.create({ data: { name: 'Org D', slug: `org-d-${Date.now()}` } });
   const adminD = await h.prisma.user.create({
@@ -262,12 +270,14 @@ test('DELETE removes the user (204), its keys stop working and the cached member
   ] as const)
     await h.prisma.organizationMembership.create({ data: { organizationId: orgD.id, userId, level } });
   await h.prisma.organizationMembership.create({ data: { organizationId: f.orgA.id, userId: u.id } });
-  const ownKey = await createKey(h.prisma, u.id, ['user:read']);
+  const ownKey = await createKey(h.prisma, u.id, ['user:write']);
   const adminDKey = await createKey(h.prisma, adminD.id, ['user:write']);
   expect((await call(h, 'GET', '/api/users/@me/', ownKey)).status).toBe(200);
   // Counted now and cached for org D.
   expect((await call(h, 'GET', '/api/users/@me/', adminDKey)).body.organization.member_count).toBe('2');
-  const r = await call(h, 'DELETE', `/api/users/${u.uuid}/`, adminDKey);
+  // An admin of D cannot delete the account; the user themself can.
+  expect((await call(h, 'DELETE', `/api/users/${u.uuid}/`, adminDKey)).status).toBe(403);
+  const r = await call(h, 'DELETE', '/api/users/@me/', ownKey);
   expect(r.status).toBe(204);
   expect(r.body).toBeUndefined();
   expect(await h.prisma.user.count({ where: { id: u.id } })).toBe(0);
