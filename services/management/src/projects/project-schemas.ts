@@ -29,6 +29,10 @@ export const projectUpdateSchema = {
       description: 'Stored for compatibility; Sett keeps no recordings, so remote config always says false.',
     },
     surveys_opt_in: { type: 'boolean' },
+    data_retention_days: {
+      description: 'Days of events to keep (by event timestamp); null keeps them forever. docs/data-lifecycle.md',
+      anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 36500 }],
+    },
   },
 } as const;
 

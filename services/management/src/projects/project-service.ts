@@ -170,6 +170,7 @@ export function createProjectService({
       if (input.session_recording_opt_in !== undefined)
         data.sessionRecordingOptIn = input.session_recording_opt_in;
       if (input.surveys_opt_in !== undefined) data.surveysOptIn = input.surveys_opt_in;
+      if (input.data_retention_days !== undefined) data.dataRetentionDays = input.data_retention_days;
       return write(team.id, data);
     },
 

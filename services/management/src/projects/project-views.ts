@@ -117,6 +117,7 @@ export function projectJson(t: Team, secretApiToken?: string) {
     capture_dead_clicks: t.captureDeadClicks,
     session_recording_opt_in: t.sessionRecordingOptIn,
     surveys_opt_in: t.surveysOptIn,
+    data_retention_days: t.dataRetentionDays,
     secret_api_token_mask: t.secretApiTokenMask,
     has_secret_api_token_backup: t.secretApiTokenBackupHash !== null,
     ...(secretApiToken ? { secret_api_token: secretApiToken } : {}),
