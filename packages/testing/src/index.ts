@@ -6,5 +6,5 @@ export { startTcpProxy } from './tcp-proxy';
 export type { TcpProxy } from './tcp-proxy';
 export { createTestCa } from './tls-certs';
 export type { TestCa, TestCaOptions, PemPair } from './tls-certs';
-export { startKafkaTlsProxy } from './kafka-tls-proxy';
-export type { KafkaTlsProxy, KafkaTlsProxyOptions } from './kafka-tls-proxy';
+export { startKafkaProxy } from './kafka-proxy';
+export type { KafkaProxy, KafkaProxyOptions, KafkaProxySaslMechanism } from './kafka-proxy';
