@@ -23,6 +23,10 @@ import { databaseErrorMiddleware } from './database-errors';
 import { inputRulesMiddleware } from './input-rules';
 import { buildOpenApiDocument } from './openapi/openapi-document';
 import { requestOrigin } from './pagination/pagination';
+import { createMemberService } from './members/member-service';
+import { memberRoutes } from './members/member-routes';
+import { createOrganizationService } from './organizations/organization-service';
+import { organizationRoutes } from './organizations/organization-routes';
 import { personRoutes } from './persons/person-routes';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes';
 import { projectRoutes } from './projects/project-routes';
@@ -75,6 +79,12 @@ export function createManagementApp(deps: ManagementDeps): Express {
   const payloadKey = deriveFlagPayloadKey(deps.encryptionKey);
   const flags = createFeatureFlagService({ prisma, redis, logger, payloadKey });
   const memberCounts = createMemberCountCache({ ttlMs: config.memberCountTtlMs });
+  const organizations = createOrganizationService(prisma);
+  // Memberships feed the cached key contexts (levels, reachable projects) and member counts.
+  const onMembershipsChanged = (organizationId: string) => {
+    authenticator.clear();
+    memberCounts.invalidate([organizationId]);
+  };
 
   const api = express.Router();
   api.use('/api', express.json({ limit: config.maxBodyBytes ?? 1024 * 1024 }));
@@ -90,7 +100,19 @@ export function createManagementApp(deps: ManagementDeps): Express {
       publicUrl,
       onUserChanged: () => authenticator.clear(),
     }),
-    projectRoutes({ prisma, projects: createProjectService({ prisma, redis, logger }), publicUrl }),
+    projectRoutes({
+      prisma,
+      projects: createProjectService({ prisma, redis, logger }),
+      publicUrl,
+      onProjectsChanged: () => authenticator.clear(),
+    }),
+    organizationRoutes({ organizations, publicUrl, onMembershipsChanged }),
+    memberRoutes({
+      organizations,
+      members: createMemberService(prisma),
+      publicUrl,
+      onMembershipsChanged,
+    }),
     earlyAccessFeatureRoutes({
       prisma,
       features: createEarlyAccessFeatureService({ prisma, pool, flags }),

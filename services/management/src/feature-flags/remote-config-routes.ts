@@ -78,7 +78,11 @@ export function remoteConfigRoutes(deps: RemoteConfigRouteDeps): Router {
     requireScope(auth, 'feature_flag:read');
     if (projectIdParam === CURRENT_PROJECT && token !== undefined) {
       const team: Pick<Team, 'id'> | null = await prisma.team.findFirst({
-        where: { apiToken: token, organization: { memberships: { some: { userId: auth.userId } } } },
+        where: {
+          apiToken: token,
+          deletedAt: null,
+          organization: { memberships: { some: { userId: auth.userId } } },
+        },
         select: { id: true },
       });
       if (!team) throw new NotFoundError('Project not found.');
