@@ -6,9 +6,11 @@ import type { ServerResponse } from 'node:http';
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from '@sett/logger';
 import { NotFoundError, PayloadTooLargeError, SettError, ValidationError, type ErrorBody } from './errors';
+import { BodyTooLargeError } from './read-body';
 
 interface BodyParserError extends Error {
   type?: string;
+  limit?: unknown;
   status?: number;
   expose?: boolean;
 }
@@ -20,6 +22,8 @@ export function toSettError(err: unknown): SettError | undefined {
     return new ValidationError('The path has malformed percent-encoding.', 'path', 'invalid_path');
   const e = err as BodyParserError;
   if (e && typeof e === 'object') {
+    // Worded as @sett/http's own body reader words it, so both readers answer alike.
+    if (e.type === 'entity.too.large' && typeof e.limit === 'number') return new BodyTooLargeError(e.limit);
     if (e.type === 'entity.too.large' || e.status === 413) return new PayloadTooLargeError();
     if (e.type === 'entity.parse.failed')
       return new ValidationError('Malformed request body: not valid JSON.', null, 'invalid_payload');

@@ -11,6 +11,7 @@ import { clusterMetrics, shareMetricsWithPrimary } from './cluster';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { ServiceUnavailableError } from './errors';
 import { httpMetricsMiddleware } from './metrics';
+import { requestIdMiddleware } from './request-id';
 
 export type ReadinessCheck = () => Promise<void>;
 
@@ -55,6 +56,8 @@ export function createServiceApp(opts: ServiceAppOptions): Express {
   app.set('etag', false);
   app.set('trust proxy', false);
   app.set('query parser', 'extended');
+  // First, so every answer carries X-Request-Id and every log line of the request names it.
+  app.use(requestIdMiddleware());
   for (const h of opts.before ?? []) app.use(h);
   app.get('/_health', (_req, res) => {
     res.json({ status: 'ok', service: opts.name });

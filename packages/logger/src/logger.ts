@@ -2,6 +2,7 @@
 // development, child loggers carrying context, and secrets redacted from every record.
 import winston from 'winston';
 import { redact, redactString } from './redact';
+import { currentRequestId } from './request-context';
 
 export type LogLevel = 'error' | 'warn' | 'info' | 'debug';
 export type LogFormat = 'json' | 'pretty';
@@ -34,6 +35,16 @@ const redactFormat = winston.format((info) => {
   return info;
 });
 
+// Lines written while a request is served name it (request-context.ts); an explicit
+// request_id in the line's own fields wins.
+const requestIdFormat = winston.format((info) => {
+  if (info.request_id === undefined) {
+    const id = currentRequestId();
+    if (id !== undefined) info.request_id = id;
+  }
+  return info;
+});
+
 function pretty() {
   return winston.format.printf((info) => {
     const { level, message, timestamp, service, ...rest } = info as Record<string, unknown>;
@@ -63,6 +74,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     defaultMeta: options.service ? { service: options.service } : undefined,
     format: winston.format.combine(
       winston.format.errors({ stack: true }),
+      // Before redaction: a client-chosen id is redacted like any other value.
+      requestIdFormat(),
       redactFormat(),
       winston.format.timestamp(),
       format === 'json' ? winston.format.json() : pretty(),

@@ -1,5 +1,5 @@
 import { PassThrough } from 'node:stream';
-import { createLogger, REDACTED } from '../src';
+import { createLogger, currentRequestId, REDACTED, runWithRequestId } from '../src';
 
 function capture(format: 'json' | 'pretty' = 'json', level: 'info' | 'debug' = 'info') {
   const stream = new PassThrough();
@@ -64,5 +64,34 @@ describe('logger', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/info\s+\[test\] listening \{"port":8000\}/);
     expect(() => JSON.parse(lines[0]!)).toThrow();
+  });
+});
+
+describe('request context', () => {
+  it('names the request on every line written while it is served, across awaits', async () => {
+    const { logger, lines } = capture();
+    await runWithRequestId('req-1', async () => {
+      logger.info('first');
+      await new Promise((r) => setImmediate(r));
+      logger.child({ step: 2 }).warn('second');
+    });
+    logger.info('outside');
+    await flush();
+    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((r) => r.request_id)).toEqual(['req-1', 'req-1', undefined]);
+    expect(currentRequestId()).toBeUndefined();
+  });
+
+  it('keeps concurrent requests apart', async () => {
+    const { logger, lines } = capture();
+    const serve = (id: string, delay: number) =>
+      runWithRequestId(id, async () => {
+        await new Promise((r) => setTimeout(r, delay));
+        logger.info('done');
+      });
+    await Promise.all([serve('a', 5), serve('b', 0)]);
+    await flush();
+    const ids = lines.map((l) => (JSON.parse(l) as Record<string, unknown>).request_id).sort();
+    expect(ids).toEqual(['a', 'b']);
   });
 });

@@ -202,23 +202,23 @@ describe('limits', () => {
     return base.replace('"p":""', `"p":"${'x'.repeat(total - base.length)}"`);
   };
 
-  it('accepts a body one byte under the limit as a batch of small events', async () => {
+  it('accepts a body of exactly the limit as a batch of small events', async () => {
     const events = [];
     const id = did();
     for (let i = 0; i < 40; i++) events.push({ event: 'e', distinct_id: id, properties: { i } });
     const base = json({ api_key: h.token, batch: events, pad: '' });
-    const body = base.replace('"pad":""', `"pad":"${'x'.repeat(MAX_BODY - 1 - base.length)}"`);
-    expect(Buffer.byteLength(body)).toBe(MAX_BODY - 1);
+    const body = base.replace('"pad":""', `"pad":"${'x'.repeat(MAX_BODY - base.length)}"`);
+    expect(Buffer.byteLength(body)).toBe(MAX_BODY);
     expect((await h.post('/batch/', body)).status).toBe(200);
   });
 
-  it('refuses a body at the limit with 413', async () => {
-    const res = await h.post('/batch/', padded(MAX_BODY));
+  it('refuses a body one byte over the limit with 413', async () => {
+    const res = await h.post('/batch/', padded(MAX_BODY + 1));
     expect(res.status).toBe(413);
     expect(res.json).toMatchObject({ code: 'payload_too_large' });
   });
 
-  it('refuses a streamed body without Content-Length as soon as it reaches the limit', async () => {
+  it('refuses a streamed body without Content-Length as soon as it passes the limit', async () => {
     const status = await new Promise<number>((resolve, reject) => {
       const req = http.request(
         `${h.url}/batch/`,

@@ -1,7 +1,7 @@
 import { AuthenticationError, ValidationError } from '@sett/http';
 import { TOPICS, type CaptureMessage } from '@sett/kafka';
 import { checkTokenShape, unpackBody } from '../src/events/unpack-body';
-import { clientIp, parseSentAt, toMessage, type RequestContext } from '../src/events/to-message';
+import { parseSentAt, toMessage, type RequestContext } from '../src/events/to-message';
 import { routeMessage } from '../src/routing/route-events';
 import { createKeyLimiter } from '../src/routing/token-bucket';
 
@@ -149,16 +149,11 @@ describe('toMessage', () => {
   });
 });
 
-describe('parseSentAt and clientIp', () => {
+describe('parseSentAt', () => {
   it('prefers the _ query param (ms) over the body', () => {
     expect(parseSentAt('1735689600000', '2020-01-01T00:00:00Z')).toBe('2025-01-01T00:00:00.000Z');
     expect(parseSentAt(undefined, '2020-01-01T00:00:00Z')).toBe('2020-01-01T00:00:00Z');
     expect(parseSentAt('abc', 'not a date')).toBeNull();
-  });
-  it('takes the first forwarded address, else the socket', () => {
-    expect(clientIp('9.9.9.9, 10.0.0.1', '127.0.0.1')).toBe('9.9.9.9');
-    expect(clientIp(undefined, '::ffff:127.0.0.1')).toBe('127.0.0.1');
-    expect(clientIp(undefined, undefined)).toBeNull();
   });
 });
 

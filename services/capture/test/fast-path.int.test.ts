@@ -35,6 +35,8 @@ async function call(base: string, c: Case) {
     headers: { 'content-type': 'application/json', ...c.headers },
   });
   const headers = Object.fromEntries(HEADERS.map((name) => [name, res.headers.get(name)]));
+  // Every answer carries a request id; a fresh one each time, so compared by shape only.
+  headers['x-request-id'] = /^[0-9a-f-]{36}$/.test(res.headers.get('x-request-id') ?? '') ? 'uuid' : null;
   return { status: res.status, headers, body: await res.text() };
 }
 
@@ -94,6 +96,23 @@ describe('the fast path and the Express route', () => {
     const c = make();
     const [fast, viaExpress] = [await call(h.url, c), await call(h.expressUrl, c)];
     expect(fast).toEqual(viaExpress);
+  });
+
+  it('echoes a safe X-Request-Id and replaces an unsafe one, on both paths', async () => {
+    for (const base of [h.url, h.expressUrl]) {
+      const echoed = await fetch(`${base}/i/v0/e/`, {
+        method: 'POST',
+        body: event(),
+        headers: { 'content-type': 'application/json', 'x-request-id': 'edge-7f3a:42' },
+      });
+      expect(echoed.headers.get('x-request-id')).toBe('edge-7f3a:42');
+      const replaced = await fetch(`${base}/i/v0/e/`, {
+        method: 'POST',
+        body: event(),
+        headers: { 'content-type': 'application/json', 'x-request-id': 'bad id; "quoted"' },
+      });
+      expect(replaced.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    }
   });
 
   it('serves mixed-case paths through Express with the same answer', async () => {

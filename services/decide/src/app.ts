@@ -5,7 +5,7 @@ import type { RequestListener } from 'node:http';
 import type { Express } from 'express';
 import type { Pool } from 'pg';
 import { redisKeys, type Redis } from '@sett/cache';
-import { createServiceApp, corsMiddleware } from '@sett/http';
+import { createServiceApp, corsMiddleware, withRequestId } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { Registry } from 'prom-client';
 import { createDecideMetrics, type DecideMetrics } from './decide/decide-metrics';
@@ -182,6 +182,7 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
   const decideHandler = createDecideHandler({
     answer,
     logger,
+    registry,
     maxBodyBytes: config.maxBodyBytes,
     fallback: expressApp as unknown as RequestListener,
   });
@@ -201,9 +202,12 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     registry,
     postgresBudgetMs: config.postgresBudgetMs ?? 1_000,
   });
-  const app: RequestListener = (req, res) => {
-    if (!serveLocalEvaluation(req, res) && !serveRemoteConfig(req, res)) decideHandler(req, res);
-  };
+  // The request id is given here, so the local evaluation and remote config handlers' lines
+  // carry it too; the fast path and Express keep it (withRequestId).
+  const app: RequestListener = (req, res) =>
+    withRequestId(req, res, () => {
+      if (!serveLocalEvaluation(req, res) && !serveRemoteConfig(req, res)) decideHandler(req, res);
+    });
 
   return {
     app,

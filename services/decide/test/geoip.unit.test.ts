@@ -1,14 +1,4 @@
-import { clientIp, geoipProperties, openGeoIp } from '../src/geoip/geoip';
-
-describe('clientIp', () => {
-  it('takes the first X-Forwarded-For address, else the peer', () => {
-    expect(clientIp('13.106.122.3, 10.0.0.1', '127.0.0.1')).toBe('13.106.122.3');
-    expect(clientIp(undefined, '::ffff:81.2.69.142')).toBe('81.2.69.142');
-    expect(clientIp('81.2.69.142:5555', undefined)).toBe('81.2.69.142');
-    expect(clientIp('[2001:db8::1]:443', undefined)).toBe('2001:db8::1');
-    expect(clientIp('', undefined)).toBeUndefined();
-  });
-});
+import { geoipProperties, openGeoIp } from '../src/geoip/geoip';
 
 describe('geoipProperties', () => {
   it('maps the seven PostHog properties and leaves out missing ones', () => {

@@ -82,14 +82,3 @@ export function toMessage(e: RawEvent, ctx: RequestContext): ToMessageResult {
     },
   };
 }
-
-/** Client IP: the first X-Forwarded-For address (the edge appends), else the socket's. */
-export function clientIp(
-  forwardedFor: string | string[] | undefined,
-  socketAddress: string | undefined,
-): string | null {
-  const header = Array.isArray(forwardedFor) ? forwardedFor[0] : forwardedFor;
-  const first = header?.split(',')[0]?.trim();
-  const ip = first || socketAddress || null;
-  return ip?.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
-}

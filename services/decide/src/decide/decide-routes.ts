@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import express, { type Request, type Response, type Router } from 'express';
 import {
   AuthenticationError,
+  clientIp,
   MethodNotAllowedError,
   ServiceUnavailableError,
   ValidationError,
@@ -19,7 +20,7 @@ import {
   validateDecide,
 } from '@sett/schemas';
 import { randomUUID } from 'node:crypto';
-import { clientIp } from '../geoip/geoip';
+import { currentRequestId } from '@sett/logger';
 import { fallbackRemoteConfig } from '../remote-config/remote-config-builder';
 import type { RemoteConfigStore } from '../remote-config/remote-config-store';
 import { decodeDecideBody } from './body-decoding';
@@ -126,7 +127,7 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
         groupProperties: (body.group_properties ?? {}) as Record<string, Record<string, unknown>>,
         ip:
           deps.geoipEnabled && body.geoip_disable !== true
-            ? clientIp(req.headers['x-forwarded-for'], req.remoteAddress)
+            ? clientIp(req.headers, req.remoteAddress)
             : undefined,
         disableFlags: body.disable_flags === true,
         flagKeys,
@@ -134,7 +135,7 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
       });
       if (result.errorsWhileComputingFlags) outcome = 'partial';
       if (result.quotaLimited) outcome = 'quota_limited';
-      const meta: ResponseMeta = { requestId: randomUUID(), evaluatedAt: Date.now() };
+      const meta: ResponseMeta = { requestId: bodyRequestId(), evaluatedAt: Date.now() };
       if (req.config === 'true' || req.config === '1') {
         meta.remoteConfig =
           (await deps.remoteConfig.get(project.teamId, token).then(
@@ -195,6 +196,15 @@ function requestedFlagKeys(body: Record<string, unknown>): ReadonlySet<string> |
     return raw.length > 0 ? new Set(raw as string[]) : undefined;
   }
   return undefined;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The answer's `requestId` (a UUID, as PostHog's): the request's X-Request-Id when it is one,
+ * so an SDK's `$feature_flag_called` event can be matched with decide's log lines. */
+function bodyRequestId(): string {
+  const id = currentRequestId();
+  return id !== undefined && UUID.test(id) ? id : randomUUID();
 }
 
 function nonEmptyString(value: unknown): string | undefined {

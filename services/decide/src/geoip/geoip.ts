@@ -45,23 +45,3 @@ export function geoipProperties(record: CityResponse | null | undefined): Record
   set('time_zone', record.location?.time_zone);
   return out;
 }
-
-/**
- * The client address: the first X-Forwarded-For entry (the original client, as the edge
- * appends), else the socket's peer. IPv4-mapped IPv6 and an IPv4 ":port" suffix are undone.
- */
-export function clientIp(
-  forwardedFor: string | string[] | undefined,
-  remoteAddress: string | undefined,
-): string | undefined {
-  const header = Array.isArray(forwardedFor) ? forwardedFor[0] : forwardedFor;
-  const first = header?.split(',')[0]?.trim();
-  const candidate = first || remoteAddress;
-  if (!candidate) return undefined;
-  let ip = candidate.trim();
-  if (ip.startsWith('[') && ip.includes(']')) ip = ip.slice(1, ip.indexOf(']'));
-  if (ip.toLowerCase().startsWith('::ffff:') && isIP(ip.slice(7)) === 4) ip = ip.slice(7);
-  const v4WithPort = /^(\d{1,3}(?:\.\d{1,3}){3}):\d+$/.exec(ip);
-  if (v4WithPort) ip = v4WithPort[1]!;
-  return ip;
-}

@@ -10,6 +10,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import {
   AuthenticationError,
+  clientIp,
   MethodNotAllowedError,
   RateLimitedError,
   ServiceUnavailableError,
@@ -24,7 +25,6 @@ import { FLAGS_UNAVAILABLE_DETAIL } from '../decide/decide-service';
 import { createPostgresDeadline } from '../decide/postgres-deadline';
 import type { ProjectResolver } from '../decide/project-resolver';
 import { loadProjectFlags, type FlagLoaderDeps } from '../flags/flag-loader';
-import { clientIp } from '../geoip/geoip';
 import { authorize, createKeyVerifier, parseKeyHeader } from './local-evaluation-auth';
 import { createLocalEvaluationBodies, etagMatches, type LocalEvaluationBody } from './local-evaluation-body';
 
@@ -81,7 +81,7 @@ export function createLocalEvaluationHandler(deps: LocalEvaluationDeps): LocalEv
     try {
       const [project, credential] = await Promise.all([
         token === undefined ? undefined : deadline.race(deps.projects.resolve(token)),
-        keys.verify(key, deadline.race, clientIp(req.headers['x-forwarded-for'], req.socket.remoteAddress)),
+        keys.verify(key, deadline.race, clientIp(req.headers, req.socket.remoteAddress)),
       ]).catch((err: unknown) => {
         if (err instanceof RateLimitedError) throw err;
         throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);

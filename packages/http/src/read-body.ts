@@ -1,19 +1,25 @@
-// Reads a request body ourselves, with a hard limit on the bytes taken off the wire: a body at
-// or over the limit is refused as soon as Content-Length says so, or as soon as the streamed
-// bytes reach it, without reading (or buffering) the rest. The caller sets `Connection: close`
-// on such answers so Node does not drain the unread remainder for keep-alive.
+// Reads a request body with a hard limit on the bytes taken off the wire, the same for every
+// service: a body of up to `limitBytes` is read; one above it is refused with 413 as soon as
+// Content-Length announces it or the streamed bytes pass the limit, without reading (or
+// buffering) the rest. The error asks for `Connection: close` (see closesConnection) so that
+// Node does not drain the unread remainder for keep-alive.
 import type { IncomingMessage } from 'node:http';
-import { PayloadTooLargeError, ValidationError } from '@sett/http';
+import { PayloadTooLargeError, ValidationError } from './errors';
 
 export class BodyTooLargeError extends PayloadTooLargeError {
   constructor(limit: number) {
-    super(`Request body must be smaller than ${limit} bytes.`);
+    super(`Request body must be at most ${limit} bytes.`);
   }
 }
 
-export function readRawBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
+/** Whether the answer to this error must close the connection (the body was left unread). */
+export function closesConnection(error: unknown): boolean {
+  return error instanceof BodyTooLargeError;
+}
+
+export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {
   const declared = req.headers['content-length'];
-  if (declared !== undefined && Number(declared) >= limitBytes)
+  if (declared !== undefined && Number(declared) > limitBytes)
     return Promise.reject(new BodyTooLargeError(limitBytes));
 
   return new Promise<Buffer>((resolve, reject) => {
@@ -29,10 +35,9 @@ export function readRawBody(req: IncomingMessage, limitBytes: number): Promise<B
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
-      if (received >= limitBytes) {
+      if (received > limitBytes) {
         cleanup();
         chunks.length = 0;
-        // Stop reading: the socket is closed after the 413 is written.
         req.pause();
         reject(new BodyTooLargeError(limitBytes));
         return;
@@ -42,7 +47,7 @@ export function readRawBody(req: IncomingMessage, limitBytes: number): Promise<B
     const onEnd = () => {
       if (done) return;
       cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, received));
+      resolve(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, received));
     };
     const onError = (error: Error) => {
       if (done) return;
