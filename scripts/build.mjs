@@ -58,6 +58,10 @@ const PRISMA_CONFIG = 'prisma.config.ts';
 // (`node node_modules/prisma/build/index.js migrate deploy`, see deploy/docker/Dockerfile).
 const EXTRA_RUNTIME_PACKAGES = ['prisma'];
 
+// Packages that are only read as files, never loaded as code: decide serves posthog-js's
+// browser bundles from its dist/ folder. Their own dependencies are left out.
+const FILES_ONLY_PACKAGES = new Set(['posthog-js']);
+
 /**
  * Workspace sources are bundled into dist/, so `__dirname` inside them would name dist/ instead of
  * their own folder. Each use is rewritten to the folder the file lives in, relative to the bundle,
@@ -218,7 +222,7 @@ function layOutRuntime(out, externals) {
         cpSync(from, to, { recursive: true, verbatimSymlinks: true, filter: (src) => !pruned(name, src) });
         continue;
       }
-      if (!wanted.has(name)) continue;
+      if (!wanted.has(name) || FILES_ONLY_PACKAGES.has(self)) continue;
       mkdirSync(path.dirname(to), { recursive: true });
       cpSync(from, to, { verbatimSymlinks: true }); // the symlink itself
       const target = realpathSync(from);
@@ -237,7 +241,8 @@ function layOutRuntime(out, externals) {
     path.join(root, 'deploy', 'docker', 'healthcheck.mjs'),
     path.join(out, 'deploy', 'docker', 'healthcheck.mjs'),
   );
-  // A manifest for people and scanners: what is in node_modules and why.
+  // A manifest for people and scanners: what is in node_modules. Named `sett` with the
+  // workspace's version, like the root package.json, which is where sett_build_info reads it.
   const versions = Object.fromEntries(
     [...externals]
       .sort()
@@ -248,7 +253,7 @@ function layOutRuntime(out, externals) {
   );
   writeFileSync(
     path.join(out, 'package.json'),
-    `${JSON.stringify({ name: 'sett-runtime', private: true, version: JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version, dependencies: versions }, null, 2)}\n`,
+    `${JSON.stringify({ name: 'sett', private: true, version: JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version, dependencies: versions }, null, 2)}\n`,
   );
   console.log(`runtime tree in ${out}: ${externals.size} direct packages, ${copied.size} in total`);
 }
