@@ -121,6 +121,8 @@ function encryptionKey(env: Env, required: boolean): Buffer | undefined {
 export type LoadConfigOptions = {
   /** The service keeps secrets it must decrypt (management): SETT_ENCRYPTION_KEY is required in production. */
   requireEncryptionKey?: boolean;
+  /** The service connects to Kafka (capture, ingestion): the Kafka TLS files are read and checked. */
+  kafkaClient?: boolean;
 };
 
 export const DEFAULT_DATABASE_URL = 'postgresql://root@127.0.0.1:5432/sett';
@@ -167,7 +169,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       sendTimeoutMs: int(env, 'KAFKA_PRODUCER_SEND_TIMEOUT_MS', 10000, 100, 600000),
       messageMaxBytes: int(env, 'KAFKA_MESSAGE_MAX_BYTES', 1_000_000, 1024, 100 * 1024 * 1024),
       /** SASL and TLS for every producer, consumer and admin client (files read here, once). */
-      security: kafkaSecurity(env),
+      security: kafkaSecurity(env, options.kafkaClient === true),
     },
     log: {
       level: oneOf(env, 'LOG_LEVEL', 'info', ['error', 'warn', 'info', 'debug']),
@@ -217,6 +219,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       personDeletionSettleMs: int(env, 'PERSON_DELETION_SETTLE_MS', 900_000, 0, 7 * 86_400_000),
     },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    /** `pnpm start` without a terminal writes new keys here (0600); default .sett/credentials.json. */
+    credentialsFile: read(env, 'SETT_CREDENTIALS_FILE'),
     /** undefined when unset (only allowed outside production for management, see LoadConfigOptions). */
     encryptionKey: encryptionKey(env, options.requireEncryptionKey === true && nodeEnv === 'production'),
   };

@@ -1,7 +1,10 @@
 // How Sett's Kafka clients authenticate and encrypt: KAFKA_SECURITY_PROTOCOL with the names Kafka's
-// own clients use, SASL credentials, and TLS files. Everything is checked here, at boot: the
-// certificate and key files are read once and parsed, so a missing, unreadable or mismatched file
-// stops the process with the variable's name instead of failing on the first broker connection.
+// own clients use, SASL credentials, and TLS files. Everything is checked here, at boot. Services
+// that connect to Kafka (capture, ingestion: `kafkaClient` in LoadConfigOptions) also read the
+// certificate and key files once and parse them, so a missing, unreadable or mismatched file stops
+// the process with the variable's name instead of failing on the first broker connection. The
+// others (decide, management, the CLI) check the settings but not the files, which are mounted
+// only where Kafka is used.
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from './config';
@@ -15,7 +18,11 @@ export type KafkaSaslMechanism = (typeof KAFKA_SASL_MECHANISMS)[number];
 export type KafkaSaslConfig = { mechanism: KafkaSaslMechanism; username: string; password: string };
 
 export type KafkaTlsConfig = {
-  /** PEM bundle of trusted CAs; undefined means Node's built-in public CAs. */
+  /** Where the files are (KAFKA_SSL_CA_FILE, KAFKA_SSL_CERT_FILE, KAFKA_SSL_KEY_FILE). */
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  /** PEM bundle of trusted CAs (read only for Kafka clients); unset means Node's public CAs. */
   ca?: string;
   /** Client certificate chain (PEM) and its key, for brokers that require mutual TLS. */
   cert?: string;
@@ -117,7 +124,7 @@ function sasl(env: Env, protocol: KafkaSecurityProtocol): KafkaSaslConfig {
   };
 }
 
-function tls(env: Env): KafkaTlsConfig {
+function tls(env: Env, readFiles: boolean): KafkaTlsConfig {
   const result: KafkaTlsConfig = { verify: true };
 
   const verify = read(env, 'KAFKA_SSL_VERIFY');
@@ -130,8 +137,11 @@ function tls(env: Env): KafkaTlsConfig {
 
   const caFile = read(env, 'KAFKA_SSL_CA_FILE');
   if (caFile !== undefined) {
-    result.ca = readPemFile('KAFKA_SSL_CA_FILE', caFile);
-    certificates('KAFKA_SSL_CA_FILE', caFile, result.ca);
+    result.caFile = caFile;
+    if (readFiles) {
+      result.ca = readPemFile('KAFKA_SSL_CA_FILE', caFile);
+      certificates('KAFKA_SSL_CA_FILE', caFile, result.ca);
+    }
   }
 
   const certFile = read(env, 'KAFKA_SSL_CERT_FILE');
@@ -146,7 +156,12 @@ function tls(env: Env): KafkaTlsConfig {
   if (keyPassword !== undefined && keyFile === undefined) {
     throw new ConfigError('KAFKA_SSL_KEY_PASSWORD', 'set, but KAFKA_SSL_KEY_FILE is not');
   }
+  if (keyPassword !== undefined) result.keyPassword = keyPassword;
   if (certFile !== undefined && keyFile !== undefined) {
+    result.certFile = certFile;
+    result.keyFile = keyFile;
+  }
+  if (certFile !== undefined && keyFile !== undefined && readFiles) {
     result.cert = readPemFile('KAFKA_SSL_CERT_FILE', certFile);
     result.key = readPemFile('KAFKA_SSL_KEY_FILE', keyFile);
     const [leaf] = certificates('KAFKA_SSL_CERT_FILE', certFile, result.cert);
@@ -157,7 +172,6 @@ function tls(env: Env): KafkaTlsConfig {
         `"${keyFile}" is not the key of the certificate in "${certFile}"`,
       );
     }
-    if (keyPassword !== undefined) result.keyPassword = keyPassword;
   }
 
   const servername = read(env, 'KAFKA_SSL_SERVERNAME');
@@ -174,7 +188,8 @@ function tls(env: Env): KafkaTlsConfig {
   return result;
 }
 
-export function kafkaSecurity(env: Env): KafkaSecurityConfig {
+/** `readFiles`: read and check the TLS files (services that connect to Kafka). */
+export function kafkaSecurity(env: Env, readFiles: boolean): KafkaSecurityConfig {
   const raw = read(env, 'KAFKA_SECURITY_PROTOCOL');
   const protocol = (raw ?? 'PLAINTEXT').toUpperCase();
   if (!(KAFKA_SECURITY_PROTOCOLS as readonly string[]).includes(protocol)) {
@@ -208,6 +223,6 @@ export function kafkaSecurity(env: Env): KafkaSecurityConfig {
   return {
     protocol: p,
     ...(usesSasl ? { sasl: sasl(env, p) } : {}),
-    ...(usesTls ? { tls: tls(env) } : {}),
+    ...(usesTls ? { tls: tls(env, readFiles) } : {}),
   };
 }

@@ -39,7 +39,7 @@ const SASL = {
 /** The ConfigError loadConfig throws for env (fails the test when it throws none). */
 function configError(env: Record<string, string>): ConfigError {
   try {
-    loadConfig(env);
+    loadConfig(env, { kafkaClient: true });
   } catch (error) {
     if (error instanceof ConfigError) return error;
     throw error;
@@ -83,10 +83,13 @@ describe('Kafka security settings', () => {
       KAFKA_SSL_SERVERNAME: 'b-1.example.kafka.eu-west-1.amazonaws.com',
       KAFKA_SSL_VERIFY: 'false',
     };
-    const security = loadConfig(env).kafka.security;
+    const security = loadConfig(env, { kafkaClient: true }).kafka.security;
     expect(security).toEqual({
       protocol: 'SSL',
       tls: {
+        caFile: file('bundle.pem'),
+        certFile: file('cert.pem'),
+        keyFile: file('encrypted-key.pem'),
         ca: readFileSync(file('bundle.pem'), 'utf8'),
         cert: readFileSync(file('cert.pem'), 'utf8'),
         key: readFileSync(file('encrypted-key.pem'), 'utf8'),
@@ -99,7 +102,10 @@ describe('Kafka security settings', () => {
     // The contents are held, not the paths: a file removed after boot changes nothing.
     const copy = file('ca-copy.pem');
     writeFileSync(copy, readFileSync(file('cert.pem')));
-    const held = loadConfig({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CA_FILE: copy }).kafka.security;
+    const held = loadConfig(
+      { KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CA_FILE: copy },
+      { kafkaClient: true },
+    ).kafka.security;
     rmSync(copy);
     expect(held.tls?.ca).toContain('BEGIN CERTIFICATE');
   });
@@ -216,6 +222,26 @@ describe('Kafka security settings', () => {
         message: expect.stringMatching(message),
       });
     }
+  });
+
+  it('reads the files only for services that connect to Kafka, but checks every setting everywhere', () => {
+    // Decide and management share the ConfigMap but not the mounted TLS files.
+    const env = {
+      KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
+      ...SASL,
+      KAFKA_SSL_CA_FILE: file('not-mounted-here.pem'),
+      KAFKA_SSL_CERT_FILE: file('not-mounted-here.crt'),
+      KAFKA_SSL_KEY_FILE: file('not-mounted-here.key'),
+    };
+    expect(loadConfig(env).kafka.security.tls).toEqual({
+      caFile: file('not-mounted-here.pem'),
+      certFile: file('not-mounted-here.crt'),
+      keyFile: file('not-mounted-here.key'),
+      verify: true,
+    });
+    expect(() => loadConfig(env, { kafkaClient: true })).toThrow(/^KAFKA_SSL_CA_FILE: cannot read/);
+    expect(() => loadConfig({ ...env, KAFKA_SASL_MECHANISM: 'GSSAPI' })).toThrow(/^KAFKA_SASL_MECHANISM/);
+    expect(() => loadConfig({ ...env, KAFKA_SSL_KEY_FILE: '' })).toThrow(/^KAFKA_SSL_KEY_FILE: required/);
   });
 
   it('never puts the SASL password in an error', () => {

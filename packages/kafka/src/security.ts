@@ -9,6 +9,9 @@ export type KafkaSecurity = {
   protocol: 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
   sasl?: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string };
   tls?: {
+    caFile?: string;
+    certFile?: string;
+    keyFile?: string;
     ca?: string;
     cert?: string;
     key?: string;
@@ -34,6 +37,14 @@ export function kafkajsSecurityOptions(security: KafkaSecurity | undefined): Kaf
 
   if (usesTls) {
     const t = security.tls ?? { verify: true };
+    // Paths without contents: the config was loaded without `kafkaClient`, so the files were
+    // never read. Connecting anyway would silently trust the wrong CAs or skip the certificate.
+    if (
+      (t.caFile !== undefined && t.ca === undefined) ||
+      (t.certFile !== undefined && t.cert === undefined)
+    ) {
+      throw new Error('Kafka TLS files were not read: load the config with { kafkaClient: true }');
+    }
     // Only keys that are set: kafkajs merges this object over its own { host, port, servername },
     // so an explicit `servername: undefined` would switch SNI off.
     const ssl: ConnectionOptions = { rejectUnauthorized: t.verify };

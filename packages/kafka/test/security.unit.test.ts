@@ -17,7 +17,8 @@ jest.mock('kafkajs', () => {
   return { ...actual, Kafka: RecordingKafka };
 });
 
-const fromEnv = (env: Record<string, string>) => kafkajsSecurityOptions(loadConfig(env).kafka.security);
+const fromEnv = (env: Record<string, string>) =>
+  kafkajsSecurityOptions(loadConfig(env, { kafkaClient: true }).kafka.security);
 const SASL = { KAFKA_SASL_USERNAME: 'api-key', KAFKA_SASL_PASSWORD: 'api-secret' };
 
 it('passes neither ssl nor sasl for plaintext or no settings', () => {
@@ -81,6 +82,12 @@ it('maps every TLS setting onto the node:tls option of the same meaning', () => 
   expect(kafkajsSecurityOptions({ protocol: 'SSL', tls: { verify: true, servername: 'x.y' } })).toEqual({
     ssl: { rejectUnauthorized: true, servername: 'x.y' },
   });
+});
+
+it('refuses TLS file paths whose contents were never read (config loaded without kafkaClient)', () => {
+  const security = loadConfig({ KAFKA_SECURITY_PROTOCOL: 'SSL', KAFKA_SSL_CA_FILE: '/etc/kafka/ca.pem' })
+    .kafka.security;
+  expect(() => kafkajsSecurityOptions(security)).toThrow(/kafkaClient: true/);
 });
 
 it('refuses a SASL protocol without credentials (a caller bypassing loadConfig)', () => {

@@ -45,7 +45,7 @@ afterAll(async () => {
 });
 
 function kafkaFromEnv(env: Record<string, string>, retries = 5): Kafka {
-  const config = loadConfig(env);
+  const config = loadConfig(env, { kafkaClient: true });
   return createKafka({
     brokers: config.kafkaBrokers,
     clientId: 'kafka-sasl-test',

@@ -42,11 +42,10 @@ afterAll(async () => {
 
 /** A client built the way services build theirs: env -> loadConfig -> createKafka. */
 function kafkaFromEnv(env: Record<string, string>, retries = 5): Kafka {
-  const config = loadConfig({
-    KAFKA_BROKERS: proxy.brokers.join(','),
-    KAFKA_SECURITY_PROTOCOL: 'SSL',
-    ...env,
-  });
+  const config = loadConfig(
+    { KAFKA_BROKERS: proxy.brokers.join(','), KAFKA_SECURITY_PROTOCOL: 'SSL', ...env },
+    { kafkaClient: true },
+  );
   return createKafka({
     brokers: config.kafkaBrokers,
     clientId: 'kafka-tls-test',

@@ -22,7 +22,7 @@ import { createProjectLoader } from './capture/project-store';
 const LOOKUP_GRACE_MS = 250;
 
 async function main() {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, { kafkaClient: true });
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'capture' });
   if (config.kafkaBrokers.length === 0) throw new Error('KAFKA_BROKERS is not set');
   const workers = resolveWorkers(config.capture.workers);

@@ -12,7 +12,7 @@ import { ingestionReadiness } from './readiness';
 import { createIngestionWorker } from './worker';
 
 async function main() {
-  const config = loadConfigOrExit();
+  const config = loadConfigOrExit(process.env, { kafkaClient: true });
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'ingestion' });
   if (config.kafkaBrokers.length === 0) throw new Error('KAFKA_BROKERS is not set');
   const pool = createPgPool({
