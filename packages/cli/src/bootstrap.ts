@@ -1,15 +1,13 @@
-// `sett bootstrap`: the default organization, project, staff user and an all-scopes personal
-// API key. Idempotent on the user's email: a second run finds the same organization, project
-// and user, and issues a fresh personal key (stored keys cannot be shown again).
+// `sett bootstrap`: an organization, a project, its owner and an all-scopes personal API key.
+// Idempotent on the user's email: a second run finds the same organization, project and user,
+// and issues a fresh personal key (stored keys cannot be shown again). Only the first user of an
+// empty instance is made staff (the operator `pnpm start` bootstraps); anyone else bootstrapped
+// is an ordinary user. A new user always gets a new organization: an existing organization is
+// never joined because it has the same name (staff add members through the members API).
 import { createPrisma } from '@sett/db';
 import { createRedis, writeProjectToken } from '@sett/cache';
-import {
-  generateKeyId,
-  generatePersonalApiKey,
-  generateProjectToken,
-  hashPersonalApiKey,
-  maskKey,
-} from '@sett/keys';
+import { generateKeyId } from '@sett/keys';
+import { createProject, freeSlug, issueKey } from './accounts';
 
 export interface BootstrapOptions {
   databaseUrl: string;
@@ -31,16 +29,6 @@ export interface BootstrapResult {
 }
 
 const OWNER_LEVEL = 15;
-
-function slugify(name: string): string {
-  return (
-    name
-      .toLowerCase()
-      .replace(/[^a-z0-9]+/g, '-')
-      .replace(/^-+|-+$/g, '')
-      .slice(0, 48) || 'org'
-  );
-}
 
 export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult> {
   const prisma = createPrisma({ databaseUrl: opts.databaseUrl });
@@ -72,25 +60,23 @@ export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult
     const result = await prisma.$transaction(async (tx) => {
       let created = false;
       let user = await tx.user.findUnique({ where: { email } });
+      // Staff only for the very first user of the instance.
+      const firstUser = !user && (await tx.user.count()) === 0;
       let organizationId = user?.currentOrganizationId ?? null;
       if (!organizationId) {
-        const org = await tx.organization.upsert({
-          where: { slug: slugify(orgName) },
-          update: {},
-          create: { name: orgName, slug: slugify(orgName) },
+        const org = await tx.organization.create({
+          data: { name: orgName, slug: await freeSlug(tx, orgName) },
         });
         organizationId = org.id;
         created = true;
       }
       let team = await tx.team.findFirst({
-        where: user?.currentTeamId ? { id: user.currentTeamId } : { organizationId, name: projectName },
+        where: user?.currentTeamId
+          ? { id: user.currentTeamId, deletedAt: null }
+          : { organizationId, name: projectName, deletedAt: null },
       });
       if (!team) {
-        const fresh = await tx.team.create({
-          data: { organizationId, name: projectName, apiToken: generateProjectToken(), projectId: 0 },
-        });
-        // project_id equals the team id (one project per team, as in PostHog).
-        team = await tx.team.update({ where: { id: fresh.id }, data: { projectId: BigInt(fresh.id) } });
+        team = await createProject(tx, organizationId, projectName);
         created = true;
       }
       if (!user) {
@@ -99,7 +85,7 @@ export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult
             email,
             distinctId: generateKeyId(),
             firstName: 'Admin',
-            isStaff: true,
+            isStaff: firstUser,
             isEmailVerified: true,
             currentOrganizationId: organizationId,
             currentTeamId: team.id,
@@ -112,17 +98,7 @@ export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult
         update: {},
         create: { organizationId, userId: user.id, level: OWNER_LEVEL },
       });
-      const value = generatePersonalApiKey();
-      await tx.personalApiKey.create({
-        data: {
-          id: generateKeyId(),
-          userId: user.id,
-          label: `bootstrap ${new Date().toISOString()}`,
-          secureValue: hashPersonalApiKey(value),
-          maskValue: maskKey(value),
-          scopes: ['*'],
-        },
-      });
+      const value = await issueKey(tx, user.id, `bootstrap ${new Date().toISOString()}`);
       return { created, organizationId, team, user, value };
     });
 

@@ -1,7 +1,9 @@
-// The `sett` command line: bootstrap a project, create personal API keys, import history.
+// The `sett` command line: bootstrap a project, manage organizations and users, create personal
+// API keys, import history.
 // With --json only the JSON result goes to stdout; messages go to stderr.
 import { parseArgs } from 'node:util';
 import { loadConfigOrExit } from '@sett/config';
+import { createOrganization, createUser, listOrganizations, setStaff } from './accounts';
 import { bootstrap } from './bootstrap';
 import { CliError, createPersonalKey } from './keys-create';
 import { ImportUsageError, runImport } from './import/import-command';
@@ -9,6 +11,12 @@ import { IMPORT_FORMATS, type ImportFormat } from './import/import-event';
 
 const USAGE = `usage:
   sett bootstrap [--email E] [--org NAME] [--project NAME] [--json]
+      (the first user of an empty instance is staff; a new e-mail always gets a new organization)
+  sett orgs create --name NAME --owner-email E [--project NAME] [--json]
+  sett orgs list [--json]
+  sett users create --email E --org ORG_ID_OR_SLUG [--level member|admin|owner] [--first-name N]
+                    [--scopes S,...] [--json]          (prints the personal API key once)
+  sett users set-staff --email E (--on | --off) [--json]
   sett keys create --user UUID --scopes user:read,early_access_feature:write,... [--label L] [--json]
   sett import --file FILE --api-key phc_... [--format posthog|mixpanel|amplitude] [--url http://127.0.0.1:8000]
               [--dry-run] [--resume] [--allow-rejects] [--rejects FILE] [--checkpoint FILE]
@@ -34,6 +42,12 @@ async function main(argv: string[]) {
       org: { type: 'string' },
       project: { type: 'string' },
       user: { type: 'string' },
+      name: { type: 'string' },
+      'owner-email': { type: 'string' },
+      level: { type: 'string' },
+      'first-name': { type: 'string' },
+      on: { type: 'boolean', default: false },
+      off: { type: 'boolean', default: false },
       scopes: { type: 'string' },
       label: { type: 'string' },
       file: { type: 'string' },
@@ -71,6 +85,49 @@ async function main(argv: string[]) {
       personal_api_key: r.personal_api_key,
       user_uuid: r.user_uuid,
     });
+    return;
+  }
+  if (command === 'orgs' && sub === 'create') {
+    const r = await createOrganization({
+      databaseUrl: config.databaseUrl,
+      redisUrl: config.redisUrl,
+      name: values.name,
+      ownerEmail: values['owner-email'],
+      projectName: values.project,
+    });
+    print(values.json, r);
+    if (!values.json && r.personal_api_key === null)
+      process.stderr.write('the owner existed already: no new personal API key was issued\n');
+    return;
+  }
+  if (command === 'orgs' && sub === 'list') {
+    const orgs = await listOrganizations({ databaseUrl: config.databaseUrl });
+    if (values.json) process.stdout.write(`${JSON.stringify(orgs)}\n`);
+    else
+      for (const o of orgs)
+        process.stdout.write(
+          `${o.id}  ${o.slug.padEnd(30)} members ${String(o.members).padStart(4)}  projects ${String(o.projects).padStart(3)}  ${o.name}\n`,
+        );
+    return;
+  }
+  if (command === 'users' && sub === 'create') {
+    const r = await createUser({
+      databaseUrl: config.databaseUrl,
+      email: values.email,
+      org: values.org,
+      level: values.level,
+      firstName: values['first-name'],
+      scopes: values.scopes,
+    });
+    print(values.json, r);
+    return;
+  }
+  if (command === 'users' && sub === 'set-staff') {
+    if (values.on === values.off) throw new CliError('users set-staff needs exactly one of --on and --off');
+    print(
+      values.json,
+      await setStaff({ databaseUrl: config.databaseUrl, email: values.email, on: values.on }),
+    );
     return;
   }
   if (command === 'keys' && sub === 'create') {

@@ -84,6 +84,105 @@ describe('sett CLI', () => {
     expect(user.email).toBe('ops@example.com');
   });
 
+  it('a second bootstrap with a new e-mail and the same --org name gets a new organization and no staff', async () => {
+    const first = await prisma.user.findFirstOrThrow({ orderBy: { id: 'asc' } });
+    const r = JSON.parse(
+      (await sett('bootstrap', '--email', 'intruder@example.com', '--org', 'Acme', '--json')).stdout,
+    ) as Record<string, string>;
+    expect(r.organization_id).not.toBe(first.currentOrganizationId);
+    const intruder = await prisma.user.findUniqueOrThrow({
+      where: { uuid: r.user_uuid },
+      include: { memberships: true },
+    });
+    expect(intruder.isStaff).toBe(false);
+    expect(intruder.memberships.map((m) => m.organizationId)).toEqual([r.organization_id]);
+    expect(
+      await prisma.organizationMembership.count({ where: { organizationId: first.currentOrganizationId! } }),
+    ).toBe(1);
+  });
+
+  it('orgs create makes a new organization and an ordinary owner; orgs list shows it; never joined by name', async () => {
+    const out = JSON.parse(
+      (await sett('orgs', 'create', '--name', 'Acme', '--owner-email', 'Owner@Beta.test', '--json')).stdout,
+    ) as Record<string, string | null>;
+    expect(out.project_api_key).toMatch(/^phc_/);
+    expect(out.personal_api_key).toMatch(/^phx_/);
+    const owner = await prisma.user.findUniqueOrThrow({
+      where: { uuid: out.owner_uuid! },
+      include: { memberships: true },
+    });
+    expect(owner.isStaff).toBe(false);
+    expect(owner.email).toBe('owner@beta.test');
+    expect(owner.memberships).toEqual([
+      expect.objectContaining({ organizationId: out.organization_id, level: 15 }),
+    ]);
+    // A second organization for an existing owner: no new key for them.
+    const again = JSON.parse(
+      (await sett('orgs', 'create', '--name', 'Acme', '--owner-email', 'owner@beta.test', '--json')).stdout,
+    ) as Record<string, string | null>;
+    expect(again.organization_id).not.toBe(out.organization_id);
+    expect(again.personal_api_key).toBeNull();
+    const list = JSON.parse((await sett('orgs', 'list', '--json')).stdout) as {
+      id: string;
+      members: number;
+    }[];
+    expect(list.map((o) => o.id)).toEqual(
+      expect.arrayContaining([out.organization_id, again.organization_id]),
+    );
+    expect(list.find((o) => o.id === out.organization_id)?.members).toBe(1);
+    const ref = decodeProjectRef(await redis.get(redisKeys.token(out.project_api_key!)));
+    expect(ref).toMatchObject({ organizationId: out.organization_id });
+  });
+
+  it('users create adds an ordinary user at a level and prints a working key once; set-staff grants and revokes', async () => {
+    const org = (
+      JSON.parse((await sett('orgs', 'list', '--json')).stdout) as { id: string; slug: string }[]
+    )[0]!;
+    const out = JSON.parse(
+      (
+        await sett(
+          'users',
+          'create',
+          '--email',
+          'new@beta.test',
+          '--org',
+          org.slug,
+          '--level',
+          'admin',
+          '--json',
+        )
+      ).stdout,
+    ) as { user_uuid: string; personal_api_key: string; level: number };
+    expect(out.level).toBe(8);
+    const row = await prisma.personalApiKey.findUniqueOrThrow({
+      where: { secureValue: hashPersonalApiKey(out.personal_api_key) },
+      include: { user: { include: { memberships: true } } },
+    });
+    expect(row.user.uuid).toBe(out.user_uuid);
+    expect(row.user.isStaff).toBe(false);
+    expect(row.user.memberships).toEqual([expect.objectContaining({ organizationId: org.id, level: 8 })]);
+
+    const on = JSON.parse(
+      (await sett('users', 'set-staff', '--email', 'NEW@beta.test', '--on', '--json')).stdout,
+    );
+    expect(on).toMatchObject({ user_uuid: out.user_uuid, is_staff: true });
+    const off = JSON.parse(
+      (await sett('users', 'set-staff', '--email', 'new@beta.test', '--off', '--json')).stdout,
+    );
+    expect(off.is_staff).toBe(false);
+    expect((await prisma.user.findUniqueOrThrow({ where: { uuid: out.user_uuid } })).isStaff).toBe(false);
+
+    for (const args of [
+      ['users', 'create', '--email', 'new@beta.test', '--org', org.slug],
+      ['users', 'create', '--email', 'x@beta.test', '--org', 'no-such-org'],
+      ['users', 'create', '--email', 'x@beta.test', '--org', org.slug, '--level', 'god'],
+      ['users', 'set-staff', '--email', 'new@beta.test'],
+      ['users', 'set-staff', '--email', 'nobody@beta.test', '--on'],
+      ['orgs', 'create', '--name', 'X', '--owner-email', 'not-an-email'],
+    ])
+      await expect(sett(...args)).rejects.toMatchObject({ code: 2, stdout: '' });
+  });
+
   it('keys create prints the key once and stores its hash with the scopes', async () => {
     const user = await prisma.user.findFirstOrThrow();
     const out = await sett(
