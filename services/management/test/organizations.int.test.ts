@@ -228,3 +228,20 @@ describe('the attacks of issue 12', () => {
     expect((await call(h, 'POST', '/api/users/@me/validate_2fa/', bobKey, { token })).status).toBe(200);
   });
 });
+
+test('the OpenAPI document lists the organization, member and project endpoints with their scopes', async () => {
+  const doc = (await call(h, 'GET', '/api/schema/')).body;
+  const expected: Array<[string, string, string]> = [
+    ['/api/organizations/', 'get', 'organization:read'],
+    ['/api/organizations/', 'post', 'organization:write'],
+    ['/api/organizations/{id}/', 'delete', 'organization:write'],
+    ['/api/organizations/{id}/members/', 'post', 'organization_member:write'],
+    ['/api/organizations/{id}/members/{user_uuid}/', 'patch', 'organization_member:write'],
+    ['/api/projects/', 'post', 'project:write'],
+    ['/api/projects/{project_id}/', 'delete', 'project:write'],
+    ['/api/projects/{project_id}/reset_token/', 'post', 'project:write'],
+  ];
+  for (const [path, method, scope] of expected)
+    expect([path, method, doc.paths[path]?.[method]?.['x-required-scope']]).toEqual([path, method, scope]);
+  expect(doc.components.schemas.OrganizationMemberCreate.properties.level.enum).toEqual([1, 8, 15]);
+});

@@ -25,7 +25,13 @@ import {
 import { DEFAULT_LIMIT, MAX_LIMIT } from '../pagination/pagination';
 import { MAX_INT4 } from '../validate';
 import { personalApiKeyCreateSchema } from '../personal-api-keys/personal-api-key-schemas';
-import { projectUpdateSchema } from '../projects/project-schemas';
+import {
+  memberCreateSchema,
+  memberUpdateSchema,
+  organizationCreateSchema,
+  organizationUpdateSchema,
+} from '../organizations/organization-schemas';
+import { projectCreateSchema, projectUpdateSchema } from '../projects/project-schemas';
 import {
   MAX_HEDGEHOG_CONFIG_BYTES,
   MAX_SCENE_PERSONALISATIONS,
@@ -53,6 +59,11 @@ export const requestSchemas = {
   CohortRemoveMembers: cohortRemoveMembersSchema,
   PersonalApiKeyCreate: personalApiKeyCreateSchema,
   PatchedProject: projectUpdateSchema,
+  ProjectCreate: projectCreateSchema,
+  OrganizationCreate: organizationCreateSchema,
+  PatchedOrganization: organizationUpdateSchema,
+  OrganizationMemberCreate: memberCreateSchema,
+  PatchedOrganizationMember: memberUpdateSchema,
 } as const;
 
 const str = { type: 'string' } as const;
@@ -131,6 +142,34 @@ const responseSchemas = {
       enforce_2fa: { type: ['boolean', 'null'] },
       member_count: str,
       is_ai_data_processing_approved: { type: ['boolean', 'null'] },
+    },
+  },
+  UserBasic: {
+    type: 'object',
+    properties: {
+      id: int,
+      uuid: { type: 'string', format: 'uuid' },
+      distinct_id: str,
+      first_name: str,
+      last_name: str,
+      email: str,
+      is_email_verified: bool,
+      hedgehog_config: any,
+      role_at_organization: strN,
+    },
+  },
+  OrganizationMember: {
+    type: 'object',
+    description: 'PostHog levels: 1 member, 8 admin, 15 owner.',
+    properties: {
+      id: { type: 'string', format: 'uuid' },
+      user: ref('UserBasic'),
+      level: { type: 'integer', enum: [1, 8, 15] },
+      joined_at: dt,
+      updated_at: dt,
+      is_2fa_enabled: bool,
+      has_social_auth: bool,
+      last_login: { type: 'null' },
     },
   },
   OrganizationSummary: {
@@ -394,6 +433,8 @@ export function buildOpenApiDocument(serverUrl?: string) {
   const userId = pathParam('uuid', { type: 'string', description: 'a user uuid or @me' });
   const eafId = pathParam('id', { type: 'string', format: 'uuid' });
   const flagId = pathParam('id', intId);
+  const orgId = pathParam('id', { type: 'string', description: 'an organization id (uuid) or @current' });
+  const memberId = pathParam('user_uuid', { type: 'string', description: "the member's user uuid, or @me" });
   return {
     openapi: '3.1.0',
     info: {
@@ -490,6 +531,13 @@ export function buildOpenApiDocument(serverUrl?: string) {
           parameters: limitOffset,
           response: paginated('Project'),
         }),
+        post: operation({
+          scope: 'project:write',
+          summary: 'Create a project in an organization where the caller is an admin or owner',
+          body: 'ProjectCreate',
+          status: 201,
+          response: ref('Project'),
+        }),
       },
       '/api/projects/{project_id}/': {
         get: operation({
@@ -504,6 +552,104 @@ export function buildOpenApiDocument(serverUrl?: string) {
           parameters: [project],
           body: 'PatchedProject',
           response: ref('Project'),
+        }),
+        delete: operation({
+          scope: 'project:write',
+          summary:
+            'Delete a project (admins): gone for every API, capture and decide at once; its data is purged by a background job',
+          parameters: [project],
+          status: 204,
+          response: null,
+        }),
+      },
+      '/api/projects/{project_id}/reset_token/': {
+        patch: operation({
+          scope: 'project:write',
+          summary:
+            'New project API token (phc_); the old one stops working in capture and decide at once. Organization admins only (POST is accepted too).',
+          parameters: [project],
+          response: ref('Project'),
+        }),
+        post: operation({
+          scope: 'project:write',
+          summary: 'Same as PATCH reset_token.',
+          parameters: [project],
+          response: ref('Project'),
+        }),
+      },
+      '/api/organizations/': {
+        get: operation({
+          scope: 'organization:read',
+          summary: "List the caller's organizations",
+          parameters: limitOffset,
+          response: paginated('Organization'),
+        }),
+        post: operation({
+          scope: 'organization:write',
+          summary: 'Create an organization: the caller becomes its owner; a first project is created',
+          body: 'OrganizationCreate',
+          status: 201,
+          response: ref('Organization'),
+        }),
+      },
+      '/api/organizations/{id}/': {
+        get: operation({
+          scope: 'organization:read',
+          summary: 'Retrieve an organization (members only)',
+          parameters: [orgId],
+          response: ref('Organization'),
+        }),
+        patch: operation({
+          scope: 'organization:write',
+          summary: 'Update an organization (admins and owners)',
+          parameters: [orgId],
+          body: 'PatchedOrganization',
+          response: ref('Organization'),
+        }),
+        delete: operation({
+          scope: 'organization:write',
+          summary: 'Delete an organization (owners; 400 while it still has projects)',
+          parameters: [orgId],
+          status: 204,
+          response: null,
+        }),
+      },
+      '/api/organizations/{id}/members/': {
+        get: operation({
+          scope: 'organization_member:read',
+          summary: 'List members (level ascending, newest first)',
+          parameters: [orgId, ...limitOffset],
+          response: paginated('OrganizationMember'),
+        }),
+        post: operation({
+          scope: 'organization_member:write',
+          summary: 'Add an existing user by e-mail (admins; up to their own level)',
+          parameters: [orgId],
+          body: 'OrganizationMemberCreate',
+          status: 201,
+          response: ref('OrganizationMember'),
+        }),
+      },
+      '/api/organizations/{id}/members/{user_uuid}/': {
+        get: operation({
+          scope: 'organization_member:read',
+          summary: 'Retrieve a member',
+          parameters: [orgId, memberId],
+          response: ref('OrganizationMember'),
+        }),
+        patch: operation({
+          scope: 'organization_member:write',
+          summary: "Change a member's level (admins; owners are changed only by owners; never one's own)",
+          parameters: [orgId, memberId],
+          body: 'PatchedOrganizationMember',
+          response: ref('OrganizationMember'),
+        }),
+        delete: operation({
+          scope: 'organization_member:write',
+          summary: 'Remove a member, or leave (the user account stays; the last owner cannot leave)',
+          parameters: [orgId, memberId],
+          status: 204,
+          response: null,
         }),
       },
       '/api/projects/{project_id}/rotate_secret_token/': {
