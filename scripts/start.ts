@@ -8,7 +8,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { loadConfigOrExit } from '@sett/config';
 import { startDevBroker, startEdge, type DevBroker, type Edge } from '@sett/devstack';
-import { bootstrap } from '@sett/cli';
+import { bootstrap, presentCredentials } from '@sett/cli';
 
 const root = path.resolve(__dirname, '..');
 const config = loadConfigOrExit();
@@ -152,9 +152,21 @@ async function main() {
   if (result.created) {
     say('');
     say('Created a default organization, project and user:');
-    say(`  project id         ${result.project_id}`);
-    say(`  project API key    ${result.project_api_key}   (SDKs: api_key)`);
-    say(`  personal API key   ${result.personal_api_key}   (Authorization: Bearer …; shown only now)`);
+    // The personal key in full only on a terminal; piped or logged output gets it masked and
+    // the full key goes to an owner-only file (packages/cli/src/credentials-output.ts).
+    const lines = presentCredentials(
+      {
+        project_id: result.project_id,
+        project_api_key: result.project_api_key,
+        personal_api_key: result.personal_api_key!,
+        user_uuid: result.user_uuid,
+      },
+      {
+        interactive: process.stdout.isTTY === true,
+        file: path.resolve(root, config.credentialsFile ?? path.join('.sett', 'credentials.json')),
+      },
+    );
+    for (const line of lines) say(line);
   } else {
     say(`  project id ${result.project_id}, project API key ${result.project_api_key}`);
     say('  (create a personal API key with: pnpm sett keys create --user <uuid> --scopes "*")');

@@ -1,6 +1,8 @@
 // The whole local stack as `pnpm start` runs it: every service and the edge answer, the default
 // project is bootstrapped on an empty database, an event and a flag evaluation go through the
-// edge, and SIGINT stops every process the script started.
+// edge, and SIGINT stops every process the script started. Its stdout is a pipe here, so the
+// personal API key must not appear in the output: it is in an owner-only credentials file.
+import os from 'node:os';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
@@ -44,6 +46,8 @@ describe('pnpm start (scripts/start.ts)', () => {
   let db: TestDatabase;
   let child: ChildProcess | undefined;
   let output = '';
+  const credentialsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sett-start-'));
+  const credentialsFile = path.join(credentialsDir, 'credentials.json');
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -52,6 +56,7 @@ describe('pnpm start (scripts/start.ts)', () => {
   afterAll(async () => {
     if (child && child.exitCode === null) child.kill('SIGKILL');
     await db.drop();
+    fs.rmSync(credentialsDir, { recursive: true, force: true });
   });
 
   it('starts everything behind the edge, bootstraps, and stops what it started', async () => {
@@ -74,6 +79,7 @@ describe('pnpm start (scripts/start.ts)', () => {
         DECIDE_PORT: String(ports.decide),
         INGESTION_PORT: String(ports.ingestion),
         LOG_LEVEL: 'warn',
+        SETT_CREDENTIALS_FILE: credentialsFile,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -92,10 +98,19 @@ describe('pnpm start (scripts/start.ts)', () => {
       expect(res.status).toBe(200);
     }
     const projectKey = /project API key\s+(phc_\w+)/.exec(output)?.[1];
-    const personalKey = /personal API key\s+(phx_\w+)/.exec(output)?.[1];
     expect(projectKey).toBeDefined();
-    expect(personalKey).toBeDefined();
     expect(output).toMatch(/project id\s+\d+/);
+    // Not a terminal: the personal key only masked in the output, in full in a 0600 file that
+    // the output names.
+    expect(fs.statSync(credentialsFile).mode & 0o777).toBe(0o600);
+    const saved = JSON.parse(fs.readFileSync(credentialsFile, 'utf8')) as Record<string, unknown>;
+    const personalKey = saved.personal_api_key as string;
+    expect(personalKey).toMatch(/^phx_\w{20,}$/);
+    expect(saved.project_api_key).toBe(projectKey);
+    expect(output).not.toContain(personalKey);
+    expect(output).not.toMatch(/phx_\w{8,}/);
+    expect(output).toContain(`phx_...${personalKey.slice(-4)}`);
+    expect(output).toContain(credentialsFile);
 
     const edge = `http://127.0.0.1:${ports.edge}`;
     const captured = await fetch(`${edge}/i/v0/e/`, {
