@@ -81,7 +81,7 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
       logger.warn('redis round trip failed; using postgres', { err: (err as Error)?.message });
     },
   });
-  const flagStore = createFlagStore({ redis, pool, logger, ttlMs: config.flagCacheTtlMs });
+  const flagStore = createFlagStore({ redis, redisHealth, pool, logger, ttlMs: config.flagCacheTtlMs });
   const personStore = createPersonStore({ pool, ttlMs: config.personCacheTtlMs });
   const quotaStore = createQuotaStore({ pool, ttlMs: config.quotaCacheTtlMs ?? 30_000 });
   const usage = createUsageCounter({
@@ -193,8 +193,6 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     requests: createRemoteConfigRequestCounter(registry),
   });
   const serveLocalEvaluation = createLocalEvaluationHandler({
-    redis,
-    redisHealth,
     flagStore,
     projects,
     pool,

@@ -1,8 +1,9 @@
 // Where decide gets a project's flag definitions, group type mapping and cohorts (flags
-// evaluate against them, so they travel together): an in-process copy
-// (short TTL, dropped at once when the flags-changed channel names the project), else one Redis
-// MGET (issued by the caller inside its per-request pipeline), else Postgres, written back to
-// Redis so the next instance finds it there. When Redis is down, Postgres is the source.
+// evaluate against them, so they travel together). The store owns the whole chain, `load`:
+// an in-process copy (short TTL, dropped at once when the flags-changed channel names the
+// project), else one Redis MGET, else Postgres (three queries in parallel), written back to Redis
+// so the next instance finds it there. While Redis is marked down (redisHealth), Postgres is the
+// source and nothing is written back. Decide's evaluation and local evaluation both load here.
 import type { Pool } from 'pg';
 import {
   decodeCohortList,
@@ -19,6 +20,15 @@ import { prepareProjectFlags, type ProjectFlags } from './flag-definitions';
 export type FlagSource = 'local' | 'redis' | 'postgres';
 
 export interface FlagStore {
+  /**
+   * The project's flags from the cheapest source that has them: warm, no round trip; else one
+   * Redis MGET; else Postgres (3 queries in parallel, `race` bounding the wait) and one Redis
+   * MULTI writing them back. Throws only when Postgres fails too.
+   */
+  load(
+    teamId: number,
+    race: <T>(work: Promise<T>) => Promise<T>,
+  ): Promise<{ project: ProjectFlags; source: FlagSource }>;
   /** The in-process copy, if fresh. */
   cached(teamId: number): ProjectFlags | undefined;
   /** Keys to MGET, in this order, on a local miss: flag list, group types, cohort list. */
@@ -33,6 +43,8 @@ export interface FlagStore {
 
 export interface FlagStoreOptions {
   redis: Redis;
+  /** Skips Redis for a moment after a failed round trip (decide-service.ts); default: always try. */
+  redisHealth?: { usable(): boolean; failed(err: unknown): void };
   pool: Pool;
   logger: Logger;
   ttlMs: number;
@@ -113,7 +125,24 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
     return remember(project, gen);
   }
 
-  return {
+  const redisHealth = opts.redisHealth ?? { usable: () => true, failed: () => undefined };
+
+  const store: FlagStore = {
+    async load(teamId, race) {
+      const cached = store.cached(teamId);
+      if (cached) return { project: cached, source: 'local' };
+      let redisOk = redisHealth.usable();
+      if (redisOk) {
+        try {
+          const project = store.fromRedis(teamId, await opts.redis.mget(...store.redisKeys(teamId)));
+          if (project) return { project, source: 'redis' };
+        } catch (err) {
+          redisOk = false;
+          redisHealth.failed(err);
+        }
+      }
+      return { project: await race(store.fromPostgres(teamId, redisOk)), source: 'postgres' };
+    },
     cached(teamId) {
       const hit = local.get(teamId);
       if (hit && hit.expiresAt > now()) return hit.project;
@@ -157,4 +186,5 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
       local.clear();
     },
   };
+  return store;
 }

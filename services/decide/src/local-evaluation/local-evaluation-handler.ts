@@ -24,7 +24,7 @@ import type { Registry } from 'prom-client';
 import { FLAGS_UNAVAILABLE_DETAIL } from '../decide/decide-service';
 import { createPostgresDeadline } from '../decide/postgres-deadline';
 import type { ProjectResolver } from '../decide/project-resolver';
-import { loadProjectFlags, type FlagLoaderDeps } from '../flags/flag-loader';
+import type { FlagStore } from '../flags/flag-store';
 import { authorize, createKeyVerifier, parseKeyHeader } from './local-evaluation-auth';
 import { createLocalEvaluationBodies, etagMatches, type LocalEvaluationBody } from './local-evaluation-body';
 
@@ -38,7 +38,8 @@ const PATHS = new Set([
 const INVALID_TOKEN_DETAIL =
   'Project API key invalid. You can find your project API key in your project settings.';
 
-export interface LocalEvaluationDeps extends FlagLoaderDeps {
+export interface LocalEvaluationDeps {
+  flagStore: FlagStore;
   projects: ProjectResolver;
   /** For key lookups on a cache miss. */
   pool: Pool;
@@ -94,7 +95,7 @@ export function createLocalEvaluationHandler(deps: LocalEvaluationDeps): LocalEv
 
       let flags;
       try {
-        flags = (await loadProjectFlags(deps, teamId, deadline.race)).project;
+        flags = (await deps.flagStore.load(teamId, deadline.race)).project;
       } catch (err) {
         deps.logger.warn('could not load flag definitions', { teamId, err: (err as Error).message });
         throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);
