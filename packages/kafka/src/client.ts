@@ -35,6 +35,14 @@ const LEVELS = {
 
 export function createKafka(options: KafkaClientOptions): Kafka {
   const logger = options.logger ?? silentLogger;
+  if (options.security?.tls?.verify === false) {
+    logger.warn(
+      'kafka TLS certificate verification is off (KAFKA_SSL_VERIFY=false): the connection is not authenticated',
+      {
+        clientId: options.clientId,
+      },
+    );
+  }
   return new Kafka({
     brokers: options.brokers,
     clientId: options.clientId,

@@ -113,3 +113,13 @@ it('createKafka hands the options to kafkajs', () => {
   expect(mockKafkaConfigs.at(-1)).not.toHaveProperty('ssl');
   expect(mockKafkaConfigs.at(-1)).not.toHaveProperty('sasl');
 });
+
+it('createKafka warns when TLS verification is off, and only then', () => {
+  const warnings: string[] = [];
+  const logger = { info: () => {}, debug: () => {}, error: () => {}, warn: (m: string) => warnings.push(m) };
+  const tls = (verify: boolean) => ({ protocol: 'SSL' as const, tls: { verify } });
+  createKafka({ brokers: ['b:9093'], clientId: 't', logger, security: tls(true) });
+  expect(warnings).toEqual([]);
+  createKafka({ brokers: ['b:9093'], clientId: 't', logger, security: tls(false) });
+  expect(warnings).toEqual([expect.stringContaining('KAFKA_SSL_VERIFY=false')]);
+});
