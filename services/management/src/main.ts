@@ -71,7 +71,12 @@ async function main() {
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
     // The runner first: it releases its job while the pool still works.
-    closers: [() => jobs.stop(), () => prisma.$disconnect(), () => pool.end(), async () => void redis.disconnect()],
+    closers: [
+      () => jobs.stop(),
+      () => prisma.$disconnect(),
+      () => pool.end(),
+      async () => void redis.disconnect(),
+    ],
   });
   if (config.jobs.enabled) jobs.start();
   // Secrets written before encryption: encrypted (TOTP) and re-keyed (backup codes) once, in the

@@ -48,7 +48,12 @@ beforeAll(async () => {
     pool: env.pool,
     logger,
     // The settle phase waits an hour; the test moves the clock by setting run_after.
-    config: { pollIntervalMs: 50, leaseMs: 10_000, retentionIntervalMs: 3_600_000, personDeletionSettleMs: 3_600_000 },
+    config: {
+      pollIntervalMs: 50,
+      leaseMs: 10_000,
+      retentionIntervalMs: 3_600_000,
+      personDeletionSettleMs: 3_600_000,
+    },
   });
   const app = createManagementApp({
     prisma,
@@ -60,7 +65,14 @@ beforeAll(async () => {
     config: { rateLimitPerMinute: 100_000 },
     onJobQueued: () => jobs?.wake(),
   });
-  service = await startService({ name: 'management', app, host: '127.0.0.1', port: 0, logger, shutdownTimeoutMs: 2000 });
+  service = await startService({
+    name: 'management',
+    app,
+    host: '127.0.0.1',
+    port: 0,
+    logger,
+    shutdownTimeoutMs: 2000,
+  });
   api = { url: `http://127.0.0.1:${(service.server.address() as AddressInfo).port}` };
   jobs.start();
 });
@@ -128,7 +140,12 @@ it('erases a person and their events, including events still in Kafka at deletio
     liveEvent('gdpr-anon', '4-in-kafka'),
   ]);
 
-  const del = await call(api, 'DELETE', `/api/projects/${f.teamA.id}/persons/${old.uuid}/?delete_events=true`, key);
+  const del = await call(
+    api,
+    'DELETE',
+    `/api/projects/${f.teamA.id}/persons/${old.uuid}/?delete_events=true`,
+    key,
+  );
   expect(del.status).toBe(202);
   const location = del.headers.get('location')!;
   expect(await personOf('gdpr-user')).toBeUndefined();
@@ -157,7 +174,9 @@ it('erases a person and their events, including events still in Kafka at deletio
   expect((await personOf('gdpr-anon'))!.id).not.toBe(old.id);
 
   // The settle time passes: the job erases what Kafka brought back from before the request.
-  await env.pool.query(`UPDATE background_jobs SET run_after = now() WHERE id = $1`, [location.split('/')[6]]);
+  await env.pool.query(`UPDATE background_jobs SET run_after = now() WHERE id = $1`, [
+    location.split('/')[6],
+  ]);
   jobs!.wake();
   const done = await waitFor('deletion job finished', async () => {
     const res = await call(api, 'GET', location, key);

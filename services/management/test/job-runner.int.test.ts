@@ -179,10 +179,10 @@ it('purges a soft-deleted project and nothing else', async () => {
       `INSERT INTO persons (uuid, team_id) VALUES ($1, $2) RETURNING id`,
       [randomUUID(), teamId],
     );
-    await pool.query(`INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, 'u', $2)`, [
-      teamId,
-      p.rows[0]!.id,
-    ]);
+    await pool.query(
+      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, 'u', $2)`,
+      [teamId, p.rows[0]!.id],
+    );
     await pool.query(`INSERT INTO feature_flags (team_id, key) VALUES ($1, 'f')`, [teamId]);
     for (let i = 0; i < 5; i++) {
       const uuid = i % 2 ? randomUUID() : uuidv7At(Date.now() - i * 86_400_000 * 40);
@@ -210,13 +210,18 @@ it('purges a soft-deleted project and nothing else', async () => {
     await new Promise((r) => setTimeout(r, 20));
   }
   const count = async (table: string, teamId: number) =>
-    (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE team_id = $1`, [teamId])).rows[0]!.n;
+    (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE team_id = $1`, [teamId]))
+      .rows[0]!.n;
   for (const table of ['events', 'persons', 'person_distinct_ids', 'feature_flags']) {
     expect(await count(table, doomed)).toBe(0);
     expect(await count(table, kept)).toBeGreaterThan(0);
   }
-  const purge = await pool.query(`SELECT state, progress FROM background_jobs WHERE kind = 'project_purge' AND team_id = $1`, [
-    doomed,
-  ]);
-  expect(purge.rows[0]).toMatchObject({ state: 'succeeded', progress: { events_deleted: 5, persons_deleted: 1 } });
+  const purge = await pool.query(
+    `SELECT state, progress FROM background_jobs WHERE kind = 'project_purge' AND team_id = $1`,
+    [doomed],
+  );
+  expect(purge.rows[0]).toMatchObject({
+    state: 'succeeded',
+    progress: { events_deleted: 5, persons_deleted: 1 },
+  });
 });

@@ -29,7 +29,9 @@ describe('partition plan', () => {
     const ms = Date.UTC(2026, 10, 22, 17, 0, 0, 123);
     expect(uuid7Time(uuidv7At(ms))).toBe(ms);
     expect(uuid7Time(randomUUID())).toBeNull();
-    expect(uuid7Floor(new Date(ms))).toBe(`${ms.toString(16).padStart(12, '0').slice(0, 8)}-${ms.toString(16).padStart(12, '0').slice(8)}-0000-0000-000000000000`);
+    expect(uuid7Floor(new Date(ms))).toBe(
+      `${ms.toString(16).padStart(12, '0').slice(0, 8)}-${ms.toString(16).padStart(12, '0').slice(8)}-0000-0000-000000000000`,
+    );
   });
 
   it('plans this month and the next ones, across a year end', () => {
@@ -44,6 +46,8 @@ describe('partition plan', () => {
   });
 
   it('computes the retention cutoff in days', () => {
-    expect(retentionCutoff(new Date('2026-11-22T00:00:00Z'), 30).toISOString()).toBe('2026-10-23T00:00:00.000Z');
+    expect(retentionCutoff(new Date('2026-11-22T00:00:00Z'), 30).toISOString()).toBe(
+      '2026-10-23T00:00:00.000Z',
+    );
   });
 });

@@ -27,7 +27,12 @@ beforeAll(async () => {
   runner = createBackgroundJobs({
     pool: h.pool,
     logger: createSilentLogger(),
-    config: { pollIntervalMs: 50, leaseMs: 10_000, retentionIntervalMs: 3_600_000, personDeletionSettleMs: 0 },
+    config: {
+      pollIntervalMs: 50,
+      leaseMs: 10_000,
+      retentionIntervalMs: 3_600_000,
+      personDeletionSettleMs: 0,
+    },
   });
   runner.start();
 });
@@ -45,11 +50,10 @@ async function person(teamId: number, distinctIds: string[], properties: object 
     [uuid, teamId, JSON.stringify(properties)],
   );
   for (const d of distinctIds) {
-    await h.pool.query(`INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)`, [
-      teamId,
-      d,
-      rows[0]!.id,
-    ]);
+    await h.pool.query(
+      `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id) VALUES ($1, $2, $3)`,
+      [teamId, d, rows[0]!.id],
+    );
     await insertEvents(teamId, d, uuid, events);
   }
   return { uuid, id: rows[0]!.id };
@@ -98,10 +102,16 @@ describe('GET /api/projects/:id/persons/:uuid/', () => {
       is_identified: true,
       created_at: expect.any(String),
     });
-    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${randomUUID()}/`, readKey)).status).toBe(404);
-    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/not-a-uuid/`, readKey)).status).toBe(404);
+    expect(
+      (await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${randomUUID()}/`, readKey)).status,
+    ).toBe(404);
+    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/not-a-uuid/`, readKey)).status).toBe(
+      404,
+    );
     // The same person through another project of the organization, and through another organization.
-    expect((await call(h, 'GET', `/api/projects/${f.teamA2.id}/persons/${p.uuid}/`, readKey)).status).toBe(404);
+    expect((await call(h, 'GET', `/api/projects/${f.teamA2.id}/persons/${p.uuid}/`, readKey)).status).toBe(
+      404,
+    );
     expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${p.uuid}/`, bobKey)).status).toBe(404);
   });
 
@@ -120,28 +130,46 @@ describe('DELETE /api/projects/:id/persons/:uuid/', () => {
     // Same distinct id in the organization's other project: not touched.
     await person(f.teamA2.id, ['del-1'], {}, 2);
 
-    const res = await call(h, 'DELETE', `/api/projects/${f.teamA.id}/persons/${p.uuid}/?delete_events=true`, writeKey);
+    const res = await call(
+      h,
+      'DELETE',
+      `/api/projects/${f.teamA.id}/persons/${p.uuid}/?delete_events=true`,
+      writeKey,
+    );
     expect(res.status).toBe(202);
     expect(res.body).toBeUndefined();
     const location = res.headers.get('location')!;
     expect(location).toMatch(new RegExp(`^/api/projects/${f.teamA.id}/persons/deletions/\\d+/$`));
 
     // Gone before the job runs: no person, no distinct id.
-    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${p.uuid}/`, readKey)).status).toBe(404);
-    const ids = await h.pool.query(`SELECT 1 FROM person_distinct_ids WHERE team_id = $1 AND distinct_id IN ('del-1', 'del-2')`, [
-      f.teamA.id,
-    ]);
+    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${p.uuid}/`, readKey)).status).toBe(
+      404,
+    );
+    const ids = await h.pool.query(
+      `SELECT 1 FROM person_distinct_ids WHERE team_id = $1 AND distinct_id IN ('del-1', 'del-2')`,
+      [f.teamA.id],
+    );
     expect(ids.rowCount).toBe(0);
 
     const job = await waitForJob(location);
-    expect(job).toMatchObject({ status: 'succeeded', phase: 'done', delete_events: true, distinct_id_count: 2, events_deleted: 8 });
+    expect(job).toMatchObject({
+      status: 'succeeded',
+      phase: 'done',
+      delete_events: true,
+      distinct_id_count: 2,
+      events_deleted: 8,
+    });
     expect(job).not.toHaveProperty('distinct_ids');
     expect(await eventCount(f.teamA.id, ['del-1', 'del-2'])).toBe(0);
     expect(await eventCount(f.teamA.id, ['keep-1'])).toBe(4);
     expect(await eventCount(f.teamA2.id, ['del-1'])).toBe(2);
-    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${other.uuid}/`, readKey)).status).toBe(200);
+    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${other.uuid}/`, readKey)).status).toBe(
+      200,
+    );
     // The job row no longer names the erased distinct ids.
-    const row = await h.pool.query(`SELECT payload FROM background_jobs WHERE id = $1`, [location.split('/')[6]]);
+    const row = await h.pool.query(`SELECT payload FROM background_jobs WHERE id = $1`, [
+      location.split('/')[6],
+    ]);
     expect(JSON.stringify(row.rows[0].payload)).not.toContain('del-1');
   });
 
@@ -162,10 +190,14 @@ describe('DELETE /api/projects/:id/persons/:uuid/', () => {
     expect(bad.body).toMatchObject({ type: 'validation_error', attr: 'delete_events' });
     expect((await call(h, 'DELETE', path, readKey)).status).toBe(403);
     expect((await call(h, 'DELETE', path, bobKey)).status).toBe(404);
-    expect((await call(h, 'DELETE', `/api/projects/${f.teamA.id}/persons/${randomUUID()}/`, writeKey)).status).toBe(404);
+    expect(
+      (await call(h, 'DELETE', `/api/projects/${f.teamA.id}/persons/${randomUUID()}/`, writeKey)).status,
+    ).toBe(404);
     // Still there after all of that.
     expect((await call(h, 'GET', path, readKey)).status).toBe(200);
-    const jobs = await h.pool.query(`SELECT 1 FROM background_jobs WHERE kind = 'person_deletion' AND payload::text LIKE '%bad-1%'`);
+    const jobs = await h.pool.query(
+      `SELECT 1 FROM background_jobs WHERE kind = 'person_deletion' AND payload::text LIKE '%bad-1%'`,
+    );
     expect(jobs.rowCount).toBe(0);
   });
 });
@@ -182,23 +214,36 @@ describe('POST /api/projects/:id/persons/bulk_delete/', () => {
     const job = await waitForJob(res.headers.get('location')!);
     // bulk-2 belongs to the same person: it goes too.
     expect(job).toMatchObject({ status: 'succeeded', distinct_id_count: 3, events_deleted: 7 });
-    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${p.uuid}/`, readKey)).status).toBe(404);
+    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/${p.uuid}/`, readKey)).status).toBe(
+      404,
+    );
     expect(await eventCount(f.teamA.id, ['bulk-1', 'bulk-2', 'personless-1'])).toBe(0);
   });
 
   it('deletes by person uuid (ids), delete_events also as a query parameter', async () => {
     const a = await person(f.teamA.id, ['ids-1'], {}, 2);
     const b = await person(f.teamA.id, ['ids-2'], {}, 2);
-    const res = await call(h, 'POST', `/api/projects/${f.teamA.id}/persons/bulk_delete/?delete_events=true`, writeKey, {
-      ids: [a.uuid, b.uuid.toUpperCase()],
-    });
+    const res = await call(
+      h,
+      'POST',
+      `/api/projects/${f.teamA.id}/persons/bulk_delete/?delete_events=true`,
+      writeKey,
+      {
+        ids: [a.uuid, b.uuid.toUpperCase()],
+      },
+    );
     expect(res.status).toBe(202);
-    expect(await waitForJob(res.headers.get('location')!)).toMatchObject({ status: 'succeeded', events_deleted: 4 });
+    expect(await waitForJob(res.headers.get('location')!)).toMatchObject({
+      status: 'succeeded',
+      events_deleted: 4,
+    });
     expect(await eventCount(f.teamA.id, ['ids-1', 'ids-2'])).toBe(0);
   });
 
   it('answers 202 without a job when nothing matches', async () => {
-    const res = await call(h, 'POST', `/api/projects/${f.teamA.id}/persons/bulk_delete/`, writeKey, { ids: [randomUUID()] });
+    const res = await call(h, 'POST', `/api/projects/${f.teamA.id}/persons/bulk_delete/`, writeKey, {
+      ids: [randomUUID()],
+    });
     expect(res.status).toBe(202);
     expect(res.headers.get('location')).toBeNull();
   });
@@ -220,8 +265,12 @@ describe('POST /api/projects/:id/persons/bulk_delete/', () => {
 
   it('needs person:write and the caller organization', async () => {
     const body = { distinct_ids: ['x'] };
-    expect((await call(h, 'POST', `/api/projects/${f.teamA.id}/persons/bulk_delete/`, readKey, body)).status).toBe(403);
-    expect((await call(h, 'POST', `/api/projects/${f.teamA.id}/persons/bulk_delete/`, bobKey, body)).status).toBe(404);
+    expect(
+      (await call(h, 'POST', `/api/projects/${f.teamA.id}/persons/bulk_delete/`, readKey, body)).status,
+    ).toBe(403);
+    expect(
+      (await call(h, 'POST', `/api/projects/${f.teamA.id}/persons/bulk_delete/`, bobKey, body)).status,
+    ).toBe(404);
   });
 });
 
@@ -234,10 +283,18 @@ describe('deletion jobs', () => {
     expect(list.status).toBe(200);
     expect(list.body.results[0].id).toBe(id);
     expect(list.body.count).toBeGreaterThanOrEqual(1);
-    expect((await call(h, 'GET', `/api/projects/${f.teamA2.id}/persons/deletions/${id}/`, readKey)).status).toBe(404);
-    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/deletions/${id}/`, bobKey)).status).toBe(404);
-    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/deletions/abc/`, readKey)).status).toBe(404);
-    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/deletions/`, projectOnlyKey)).status).toBe(403);
+    expect(
+      (await call(h, 'GET', `/api/projects/${f.teamA2.id}/persons/deletions/${id}/`, readKey)).status,
+    ).toBe(404);
+    expect(
+      (await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/deletions/${id}/`, bobKey)).status,
+    ).toBe(404);
+    expect((await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/deletions/abc/`, readKey)).status).toBe(
+      404,
+    );
+    expect(
+      (await call(h, 'GET', `/api/projects/${f.teamA.id}/persons/deletions/`, projectOnlyKey)).status,
+    ).toBe(403);
   });
 });
 
@@ -254,6 +311,8 @@ describe('data_retention_days', () => {
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ type: 'validation_error' });
     }
-    expect((await call(h, 'PATCH', path, writeKey, { data_retention_days: null })).body.data_retention_days).toBeNull();
+    expect(
+      (await call(h, 'PATCH', path, writeKey, { data_retention_days: null })).body.data_retention_days,
+    ).toBeNull();
   });
 });

@@ -92,7 +92,12 @@ it('drops what is past each project retention, and only that', async () => {
   // This month: recent rows stay; a v7 uuid of today for an event dated long ago (historical
   // import) goes, retention follows the timestamp.
   await insert(short, uuidv7At(now.getTime() - day), new Date(now.getTime() - day), 'now-short');
-  await insert(short, uuidv7At(now.getTime() - 1000), new Date(now.getTime() - 90 * day), 'now-short-imported-old');
+  await insert(
+    short,
+    uuidv7At(now.getTime() - 1000),
+    new Date(now.getTime() - 90 * day),
+    'now-short-imported-old',
+  );
   // The default partition (v4 uuids of no particular month): cleaned by timestamp, per project.
   const v4 = () => `${'00000000'}-0000-4${randomUUID().slice(15)}`;
   await insert(short, v4(), new Date(now.getTime() - 31 * day), 'default-short-old');

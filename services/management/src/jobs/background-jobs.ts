@@ -34,7 +34,11 @@ export async function scheduleRetention(pool: pg.Pool, intervalMs: number): Prom
   );
 }
 
-export function createBackgroundJobs(opts: { pool: pg.Pool; logger: Logger; config: BackgroundJobsConfig }): JobRunner {
+export function createBackgroundJobs(opts: {
+  pool: pg.Pool;
+  logger: Logger;
+  config: BackgroundJobsConfig;
+}): JobRunner {
   const { config } = opts;
   return createJobRunner({
     pool: opts.pool,

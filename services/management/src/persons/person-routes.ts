@@ -40,7 +40,11 @@ const personView = (p: PersonRow) => ({
 
 /** A deletion job as the API shows it; the erased distinct ids themselves are not shown. */
 const deletionView = (job: JobRow) => {
-  const payload = job.payload as { delete_events?: boolean; distinct_id_count?: number; distinct_ids?: unknown[] };
+  const payload = job.payload as {
+    delete_events?: boolean;
+    distinct_id_count?: number;
+    distinct_ids?: unknown[];
+  };
   const progress = job.progress as { events_deleted?: number; persons_swept?: number; phase?: string };
   return {
     id: Number(job.id),
@@ -151,11 +155,10 @@ export function personRoutes({
     const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
     const jobId = /^[1-9][0-9]{0,17}$/.test(req.params.jobId) ? req.params.jobId : undefined;
     const { rows } = jobId
-      ? await pool.query<JobRow>(`SELECT * FROM background_jobs WHERE id = $1 AND team_id = $2 AND kind = $3`, [
-          jobId,
-          teamId,
-          PERSON_DELETION_JOB,
-        ])
+      ? await pool.query<JobRow>(
+          `SELECT * FROM background_jobs WHERE id = $1 AND team_id = $2 AND kind = $3`,
+          [jobId, teamId, PERSON_DELETION_JOB],
+        )
       : { rows: [] };
     if (!rows[0]) throw new NotFoundError('Deletion not found.');
     res.json(deletionView(rows[0]));

@@ -30,7 +30,8 @@ export const projectUpdateSchema = {
     },
     surveys_opt_in: { type: 'boolean' },
     data_retention_days: {
-      description: 'Days of events to keep (by event timestamp); null keeps them forever. docs/data-lifecycle.md',
+      description:
+        'Days of events to keep (by event timestamp); null keeps them forever. docs/data-lifecycle.md',
       anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 36500 }],
     },
   },
