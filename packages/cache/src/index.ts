@@ -23,3 +23,5 @@ export {
   writeGroupTypes,
   invalidateRemoteConfig,
 } from './writers';
+export { createLocalCache } from './local-cache';
+export type { LocalCache, LocalCacheOptions } from './local-cache';

@@ -8,6 +8,7 @@
 // only bounds staleness when a message is lost; a reconnect clears everything for that reason.
 import type { Redis } from 'ioredis';
 import { decodeProjectRef, encodeProjectRef, redisKeys, type ProjectRef } from './keys';
+import { createLocalCache } from './local-cache';
 
 export interface TokenResolverOptions {
   /** Without Redis the resolver is the local cache in front of Postgres. */
@@ -51,44 +52,30 @@ export interface TokenResolver {
 
 const REDIS_POSITIVE_TTL_SECONDS = 3600;
 
-interface Entry {
-  ref: ProjectRef | null;
-  expiresAt: number;
-}
-
 export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
   const ttl = opts.ttlMs ?? 30_000;
   const negativeTtl = opts.negativeTtlMs ?? 10_000;
-  const maxEntries = opts.maxEntries ?? 100_000;
-  const now = opts.now ?? Date.now;
-  const local = new Map<string, Entry>();
-  // Concurrent misses for one token share one lookup instead of stampeding Redis/Postgres.
-  const inflight = new Map<string, Promise<ProjectRef | null>>();
+  // Concurrent misses for one token share one lookup, and a lookup overtaken by a revocation
+  // does not store its answer, which may be the revoked project read just before (local-cache.ts).
+  const local = createLocalCache<string, ProjectRef | null>({
+    ttlMs: ttl,
+    maxEntries: opts.maxEntries ?? 100_000,
+    now: opts.now,
+  });
+  const ttlFor = (ref: ProjectRef | null) => (ref ? ttl : negativeTtl);
   const stats: TokenResolverStats = { localHits: 0, redisHits: 0, dbLoads: 0 };
-  // Bumped by every invalidation: a lookup that started before one does not store its answer,
-  // which may be the revoked project read just before the revocation.
+  // Bumped by every invalidation, for the Redis write-back below (the local cache keeps its own).
   let generation = 0;
 
-  function remember(token: string, ref: ProjectRef | null, startedAt: number): void {
-    if (startedAt !== generation) return;
-    if (local.size >= maxEntries) {
-      const oldest = local.keys().next().value;
-      if (oldest !== undefined) local.delete(oldest);
-    }
-    local.set(token, { ref, expiresAt: now() + (ref ? ttl : negativeTtl) });
-  }
-
-  async function fromDb(token: string, startedAt: number): Promise<ProjectRef | null> {
+  async function fromDb(token: string): Promise<ProjectRef | null> {
     stats.dbLoads++;
-    const ref = await opts.loadFromDb(token);
-    remember(token, ref, startedAt);
-    return ref;
+    return opts.loadFromDb(token);
   }
 
   async function lookup(token: string): Promise<ProjectRef | null> {
     const startedAt = generation;
     const { redis, redisFallback: fallback } = opts;
-    if (!redis || (fallback?.usable && !fallback.usable())) return fromDb(token, startedAt);
+    if (!redis || (fallback?.usable && !fallback.usable())) return fromDb(token);
     const key = redisKeys.token(token);
     let raw: string | null;
     try {
@@ -96,15 +83,14 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
     } catch (err) {
       if (!fallback) throw err;
       fallback.onError?.(err as Error);
-      return fromDb(token, startedAt);
+      return fromDb(token);
     }
     const cached = decodeProjectRef(raw);
     if (cached !== undefined) {
       stats.redisHits++;
-      remember(token, cached, startedAt);
       return cached;
     }
-    const ref = await fromDb(token, startedAt);
+    const ref = await fromDb(token);
     try {
       // A positive entry read back from Postgres lives an hour: if a revocation committed
       // between the read and this write, the revoked token cannot stay in Redis for good.
@@ -152,18 +138,13 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
       subscriber?.off('message', onMessage);
       subscriber?.off('ready', onReady);
     },
-    async resolve(token) {
+    resolve(token) {
       const hit = local.get(token);
-      if (hit && hit.expiresAt > now()) {
+      if (hit !== undefined) {
         stats.localHits++;
-        return hit.ref;
+        return Promise.resolve(hit);
       }
-      let p = inflight.get(token);
-      if (!p) {
-        p = lookup(token).finally(() => inflight.delete(token));
-        inflight.set(token, p);
-      }
-      return p;
+      return local.getOrLoad(token, () => lookup(token), ttlFor);
     },
     invalidate: forget,
     stats: () => ({ ...stats }),

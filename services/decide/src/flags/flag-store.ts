@@ -12,6 +12,7 @@ import {
   encodeCohortList,
   encodeFlagList,
   redisKeys,
+  createLocalCache,
   type Redis,
 } from '@sett/cache';
 import type { Logger } from '@sett/logger';
@@ -53,16 +54,14 @@ export interface FlagStoreOptions {
   now?: () => number;
 }
 
-interface Entry {
-  project: ProjectFlags;
-  expiresAt: number;
-}
-
 export function createFlagStore(opts: FlagStoreOptions): FlagStore {
   const now = opts.now ?? Date.now;
-  const local = new Map<number, Entry>();
-  // Bumped by invalidate: a load that started before an invalidation must not be remembered.
+  const local = createLocalCache<number, ProjectFlags>({ ttlMs: opts.ttlMs, maxEntries: 10_000, now });
+  // Bumped by invalidate (one project) and clear (every project, the epoch): a load that started
+  // before either must not be remembered.
   const generation = new Map<number, number>();
+  let epoch = 0;
+  const stamp = (teamId: number) => `${epoch}:${generation.get(teamId) ?? 0}`;
   const inflight = new Map<number, Promise<ProjectFlags>>();
   // The last list built from Redis per project, with the values it was built from. When the
   // local copy expires and Redis still holds the same bytes, the same definition objects are
@@ -73,15 +72,13 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
     { flags: string; groupTypes: string; cohorts: string | null; project: ProjectFlags }
   >();
 
-  function remember(project: ProjectFlags, gen: number): ProjectFlags {
-    if ((generation.get(project.teamId) ?? 0) === gen && opts.ttlMs > 0) {
-      local.set(project.teamId, { project, expiresAt: now() + opts.ttlMs });
-    }
+  function remember(project: ProjectFlags, gen: string): ProjectFlags {
+    if (stamp(project.teamId) === gen) local.set(project.teamId, project);
     return project;
   }
 
   async function loadFromPostgres(teamId: number, writeBack: boolean): Promise<ProjectFlags> {
-    const gen = generation.get(teamId) ?? 0;
+    const gen = stamp(teamId);
     const [flagRows, groupRows, cohortRows] = await Promise.all([
       opts.pool.query(
         `SELECT id, team_id, key, name, filters, active, deleted, ensure_experience_continuity, version,
@@ -143,14 +140,10 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
       }
       return { project: await race(store.fromPostgres(teamId, redisOk)), source: 'postgres' };
     },
-    cached(teamId) {
-      const hit = local.get(teamId);
-      if (hit && hit.expiresAt > now()) return hit.project;
-      return undefined;
-    },
+    cached: (teamId) => local.get(teamId),
     redisKeys: (teamId) => [redisKeys.flags(teamId), redisKeys.groupTypes(teamId), redisKeys.cohorts(teamId)],
     fromRedis(teamId, values) {
-      const gen = generation.get(teamId) ?? 0;
+      const gen = stamp(teamId);
       const last = lastFromRedis.get(teamId);
       const cohortsRaw = values[2] ?? null;
       if (last && last.flags === values[0] && last.groupTypes === values[1] && last.cohorts === cohortsRaw)
@@ -182,7 +175,7 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
       generation.set(teamId, (generation.get(teamId) ?? 0) + 1);
     },
     clear() {
-      for (const teamId of local.keys()) generation.set(teamId, (generation.get(teamId) ?? 0) + 1);
+      epoch++;
       local.clear();
     },
   };

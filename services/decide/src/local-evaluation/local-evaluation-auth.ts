@@ -7,10 +7,10 @@
 // lookup so they have unit tests. Guessing keys costs a query each, so a client whose lookups
 // found no key UNKNOWN_KEY_LIMIT times within UNKNOWN_KEY_WINDOW_MS gets 429 for further lookups
 // (keys already remembered still answer) until it stops for that long.
+import { createLocalCache } from '@sett/cache';
 import type { Pool } from 'pg';
 import { AuthenticationError, ForbiddenError, RateLimitedError, bearerToken } from '@sett/http';
 import { hasScope, hashPersonalApiKey, hashProjectSecretKey } from '@sett/keys';
-import { TtlCache } from '../persons/ttl-cache';
 
 export type Credential =
   | { kind: 'personal'; scopes: readonly string[]; organizationIds: ReadonlySet<string> }
@@ -99,9 +99,17 @@ export function createKeyVerifier(opts: {
   maxEntries?: number;
   now?: () => number;
 }): KeyVerifier {
-  const cache = new TtlCache<Credential | null>(opts.ttlMs, opts.maxEntries ?? 10_000, opts.now);
+  const cache = createLocalCache<string, Credential | null>({
+    ttlMs: opts.ttlMs,
+    maxEntries: opts.maxEntries ?? 10_000,
+    now: opts.now,
+  });
   // Per client address: unknown keys presented, forgotten after a quiet window.
-  const unknownByClient = new TtlCache<number>(UNKNOWN_KEY_WINDOW_MS, 50_000, opts.now);
+  const unknownByClient = createLocalCache<string, number>({
+    ttlMs: UNKNOWN_KEY_WINDOW_MS,
+    maxEntries: 50_000,
+    now: opts.now,
+  });
   const inflight = new Map<string, Promise<Credential | null>>();
 
   async function lookup(key: PresentedKey): Promise<Credential | null> {

@@ -1,9 +1,9 @@
 // Stored person and group properties, and experience-continuity hash keys, read from the
 // tables ingestion writes. Decide asks only when a flag needs a property the request did not
 // give (spec 4.3 rule 4); answers are cached briefly in process.
+import { createLocalCache } from '@sett/cache';
 import type { Pool } from 'pg';
 import { cleanString, storedName } from '@sett/schemas';
-import { TtlCache } from './ttl-cache';
 
 export interface StoredPerson {
   personId: string;
@@ -64,10 +64,11 @@ export function groupCacheKey(ref: GroupRef): string {
 }
 
 export function createPersonStore(opts: PersonStoreOptions): PersonStore {
-  const persons = new TtlCache<StoredPerson | null>(opts.ttlMs, opts.maxEntries);
-  const groups = new TtlCache<Record<string, unknown> | null>(opts.ttlMs, opts.maxEntries);
-  const overrides = new TtlCache<Record<string, string>>(opts.ttlMs, opts.maxEntries);
-  const memberships = new TtlCache<ReadonlySet<number>>(opts.ttlMs, opts.maxEntries);
+  const bounds = { ttlMs: opts.ttlMs, maxEntries: opts.maxEntries ?? 50_000 };
+  const persons = createLocalCache<string, StoredPerson | null>(bounds);
+  const groups = createLocalCache<string, Record<string, unknown> | null>(bounds);
+  const overrides = createLocalCache<string, Record<string, string>>(bounds);
+  const memberships = createLocalCache<string, ReadonlySet<number>>(bounds);
   const stats: PersonStoreStats = {
     personQueries: 0,
     groupQueries: 0,

@@ -3,8 +3,8 @@
 // process for a short TTL and dropped at once when the flags-changed channel names the project
 // (management writes every early access feature change through its flag lock, which publishes
 // there). Concurrent misses for one project share a single query.
+import { createLocalCache } from '@sett/cache';
 import type { Pool } from 'pg';
-import { TtlCache } from '../persons/ttl-cache';
 
 /** One entry of `{"earlyAccessFeatures": [...]}`, PostHog's MinimalEarlyAccessFeatureSerializer. */
 export interface PublicEarlyAccessFeature {
@@ -39,16 +39,14 @@ export function createEarlyAccessFeatureStore(opts: {
   ttlMs: number;
   maxProjects?: number;
 }): EarlyAccessFeatureStore {
-  const cache = new TtlCache<PublicEarlyAccessFeature[]>(opts.ttlMs, opts.maxProjects ?? 10_000);
-  const inflight = new Map<number, Promise<PublicEarlyAccessFeature[]>>();
-  // Bumped by invalidate (one project) and clear (all): a load that started before either is
-  // answered but not kept.
-  const generation = new Map<number, number>();
-  let epoch = 0;
-  const stamp = (teamId: number) => `${epoch}:${generation.get(teamId) ?? 0}`;
+  // One project per entry; invalidate (one project) and clear (all) also keep a load that was
+  // running out of the cache (createLocalCache).
+  const cache = createLocalCache<number, PublicEarlyAccessFeature[]>({
+    ttlMs: opts.ttlMs,
+    maxEntries: opts.maxProjects ?? 10_000,
+  });
 
   async function load(teamId: number): Promise<PublicEarlyAccessFeature[]> {
-    const before = stamp(teamId);
     const { rows } = await opts.pool.query<Row>(
       `SELECT e.id::text AS id, e.name, e.description, e.stage, e.documentation_url,
               f.key AS flag_key, f.filters -> 'payloads' -> 'true' AS flag_payload
@@ -58,32 +56,16 @@ export function createEarlyAccessFeatureStore(opts: {
         ORDER BY e.created_at, e.id`,
       [teamId],
     );
-    const features = rows.map(toPublic);
-    if (stamp(teamId) === before) cache.set(String(teamId), features);
-    return features;
+    return rows.map(toPublic);
   }
 
   return {
     async list(teamId, stages) {
-      let features = cache.get(String(teamId));
-      if (!features) {
-        let pending = inflight.get(teamId);
-        if (!pending) {
-          pending = load(teamId).finally(() => inflight.delete(teamId));
-          inflight.set(teamId, pending);
-        }
-        features = await pending;
-      }
+      const features = await cache.getOrLoad(teamId, () => load(teamId));
       return features.filter((f) => stages.has(f.stage));
     },
-    invalidate(teamId) {
-      generation.set(teamId, (generation.get(teamId) ?? 0) + 1);
-      cache.delete(String(teamId));
-    },
-    clear() {
-      epoch += 1;
-      cache.clear();
-    },
+    invalidate: (teamId) => cache.delete(teamId),
+    clear: () => cache.clear(),
   };
 }
 

@@ -5,8 +5,7 @@
 // process goes to Redis at once, so a listed organization is limited from its first request.
 // The quota itself (organizations.feature_flag_quota, null = unlimited) comes from Postgres.
 import type { Pool } from 'pg';
-import { billingPeriod, redisKeys, type Redis } from '@sett/cache';
-import { TtlCache } from '../persons/ttl-cache';
+import { billingPeriod, redisKeys, type Redis, createLocalCache } from '@sett/cache';
 
 export interface QuotaStore {
   /** The organization's quota; null when unlimited. Cached. */
@@ -14,29 +13,15 @@ export interface QuotaStore {
 }
 
 export function createQuotaStore(opts: { pool: Pool; ttlMs: number }): QuotaStore {
-  const cache = new TtlCache<number | null>(opts.ttlMs, 10_000);
-  const inflight = new Map<string, Promise<number | null>>();
+  const cache = createLocalCache<string, number | null>({ ttlMs: opts.ttlMs, maxEntries: 10_000 });
   async function load(organizationId: string): Promise<number | null> {
     const { rows } = await opts.pool.query<{ feature_flag_quota: number | null }>(
       'SELECT feature_flag_quota FROM organizations WHERE id = $1',
       [organizationId],
     );
-    const quota = rows[0]?.feature_flag_quota ?? null;
-    cache.set(organizationId, quota);
-    return quota;
+    return rows[0]?.feature_flag_quota ?? null;
   }
-  return {
-    async quota(organizationId) {
-      const hit = cache.get(organizationId);
-      if (hit !== undefined) return hit;
-      let p = inflight.get(organizationId);
-      if (!p) {
-        p = load(organizationId).finally(() => inflight.delete(organizationId));
-        inflight.set(organizationId, p);
-      }
-      return p;
-    },
-  };
+  return { quota: (organizationId) => cache.getOrLoad(organizationId, () => load(organizationId)) };
 }
 
 export function usageKey(organizationId: string, now: Date): string {

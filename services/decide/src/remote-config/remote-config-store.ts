@@ -6,9 +6,8 @@
 // (@sett/cache writers); a rebuild racing such a write can keep an old document for at most
 // the write-back TTL.
 import type { Pool } from 'pg';
-import { redisKeys, type Redis } from '@sett/cache';
+import { redisKeys, type Redis, createLocalCache } from '@sett/cache';
 import type { Logger } from '@sett/logger';
-import { TtlCache } from '../persons/ttl-cache';
 import type { RedisHealth } from '../decide/decide-service';
 import {
   buildRemoteConfig,
@@ -78,7 +77,11 @@ export function remoteConfigEntry(config: RemoteConfig): RemoteConfigEntry {
 }
 
 export function createRemoteConfigStore(opts: RemoteConfigStoreOptions): RemoteConfigStore {
-  const local = new TtlCache<RemoteConfigEntry>(opts.ttlMs, opts.maxEntries ?? 10_000, opts.now);
+  const local = createLocalCache<string, RemoteConfigEntry>({
+    ttlMs: opts.ttlMs,
+    maxEntries: opts.maxEntries ?? 10_000,
+    now: opts.now,
+  });
   // Bumped by invalidate: a load that started before an invalidation must not be remembered.
   const generation = new Map<number, number>();
   const inflight = new Map<number, Promise<RemoteConfigEntry | undefined>>();
