@@ -40,6 +40,7 @@ import {
   userUpdateSchema,
   validate2faSchema,
 } from '../users/user-schemas';
+import { personBulkDeleteSchema } from '../persons/person-schemas';
 
 /** Request schemas by component name: the same objects the validators were compiled from. */
 export const requestSchemas = {
@@ -64,6 +65,7 @@ export const requestSchemas = {
   PatchedOrganization: organizationUpdateSchema,
   OrganizationMemberCreate: memberCreateSchema,
   PatchedOrganizationMember: memberUpdateSchema,
+  PersonBulkDelete: personBulkDeleteSchema,
 } as const;
 
 const str = { type: 'string' } as const;
@@ -332,6 +334,25 @@ const responseSchemas = {
       properties: { type: 'object' },
       is_identified: bool,
       created_at: dt,
+    },
+  },
+  PersonDeletion: {
+    type: 'object',
+    description: 'A person deletion job (docs/data-lifecycle.md)',
+    properties: {
+      id: { type: 'integer' },
+      status: { type: 'string', enum: ['queued', 'running', 'succeeded', 'failed'] },
+      phase: { type: 'string', enum: ['events', 'settle', 'done'] },
+      delete_events: bool,
+      distinct_id_count: { type: 'integer' },
+      events_deleted: { type: 'integer' },
+      persons_swept: { type: 'integer' },
+      attempts: { type: 'integer' },
+      last_error: strN,
+      run_after: dt,
+      created_at: dt,
+      started_at: { type: ['string', 'null'], format: 'date-time' },
+      finished_at: { type: ['string', 'null'], format: 'date-time' },
     },
   },
   Error: {
@@ -872,6 +893,53 @@ export function buildOpenApiDocument(serverUrl?: string) {
           summary: 'List persons',
           parameters: [project, ...limitOffset, { name: 'distinct_id', in: 'query', schema: str }],
           response: paginated('Person'),
+        }),
+      },
+      '/api/projects/{project_id}/persons/{uuid}/': {
+        get: operation({
+          scope: 'person:read',
+          summary: 'Retrieve a person',
+          parameters: [project, pathParam('uuid', { type: 'string', format: 'uuid' })],
+          response: ref('Person'),
+        }),
+        delete: operation({
+          scope: 'person:write',
+          summary:
+            'Delete a person and their distinct ids; with delete_events=true a job deletes their events (Location: the job)',
+          parameters: [
+            project,
+            pathParam('uuid', { type: 'string', format: 'uuid' }),
+            { name: 'delete_events', in: 'query', schema: { type: 'boolean' } },
+          ],
+          status: 202,
+          response: null,
+        }),
+      },
+      '/api/projects/{project_id}/persons/bulk_delete/': {
+        post: operation({
+          scope: 'person:write',
+          summary:
+            'Delete persons by uuid (ids) or by distinct id (distinct_ids), at most 1000 (Location: the job)',
+          parameters: [project, { name: 'delete_events', in: 'query', schema: { type: 'boolean' } }],
+          body: 'PersonBulkDelete',
+          status: 202,
+          response: null,
+        }),
+      },
+      '/api/projects/{project_id}/persons/deletions/': {
+        get: operation({
+          scope: 'person:read',
+          summary: 'List person deletion jobs, newest first',
+          parameters: [project, ...limitOffset],
+          response: paginated('PersonDeletion'),
+        }),
+      },
+      '/api/projects/{project_id}/persons/deletions/{id}/': {
+        get: operation({
+          scope: 'person:read',
+          summary: 'Retrieve a person deletion job',
+          parameters: [project, pathParam('id', { type: 'integer' })],
+          response: ref('PersonDeletion'),
         }),
       },
       '/api/personal_api_keys/': {
