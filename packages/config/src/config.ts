@@ -131,8 +131,11 @@ export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 export function loadConfig(env: Env = process.env, options: LoadConfigOptions = {}) {
   const port = (name: string, def: number) => int(env, name, def, 0, 65535);
   const nodeEnv = oneOf(env, 'NODE_ENV', 'development', ['development', 'production', 'test']);
+  const tokenCacheTtlMs = int(env, 'TOKEN_CACHE_TTL_MS', 30_000, 0, 3_600_000);
   return {
     nodeEnv,
+    /** The in-process project token cache of capture, decide and ingestion (@sett/cache's resolver). */
+    tokenCache: { ttlMs: tokenCacheTtlMs },
     host: read(env, 'HOST') ?? '127.0.0.1',
     ports: {
       edge: port('SETT_PORT', 8000),
@@ -184,7 +187,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       /** Processes serving capture (node:cluster, sharing the port); "auto" = one per core. */
       workers: workers(env, 'CAPTURE_WORKERS', 1),
       overflowEnabled: oneOf(env, 'CAPTURE_OVERFLOW_ENABLED', 'true', ['true', 'false']) === 'true',
-      tokenCacheTtlMs: int(env, 'TOKEN_CACHE_TTL_MS', 30_000, 0, 3_600_000),
+      /** @deprecated Not capture's alone: read `tokenCache.ttlMs` (same value, same env var). */
+      tokenCacheTtlMs,
     },
     ingestion: {
       topics: ingestionTopics(env),

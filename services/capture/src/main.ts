@@ -61,7 +61,7 @@ async function main() {
     redis,
     subscriber,
     loadFromDb: createProjectLoader(pool, { timeoutMs: timeouts.statementTimeoutMs + LOOKUP_GRACE_MS }),
-    ttlMs: config.capture.tokenCacheTtlMs,
+    ttlMs: config.tokenCache.ttlMs,
   });
 
   const kafka = createKafka({

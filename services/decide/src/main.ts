@@ -48,7 +48,7 @@ async function main() {
     config: {
       flagCacheTtlMs: config.decide.flagCacheTtlMs,
       personCacheTtlMs: config.decide.personCacheTtlMs,
-      tokenCacheTtlMs: config.capture.tokenCacheTtlMs,
+      tokenCacheTtlMs: config.tokenCache.ttlMs,
       maxBodyBytes: config.decide.maxBodyBytes,
       // A request waits for Postgres no longer than one statement may run (DECIDE_DATABASE_TIMEOUT_MS).
       postgresBudgetMs: timeouts.statementTimeoutMs,
