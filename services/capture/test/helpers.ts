@@ -247,3 +247,39 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
 async function dropQuietly(db: TestDatabase) {
   await db.drop().catch(() => undefined);
 }
+
+/**
+ * Posts `body` with `Expect: 100-continue` and resolves once the server has parsed the request
+ * (it answered 100 Continue, so the request is in flight on the server, not an idle connection)
+ * and the body is written: the signal that a SIGTERM sent now meets a request being served.
+ * `response` resolves with the final status.
+ */
+export async function postInFlight(url: string, body: string): Promise<{ response: Promise<number> }> {
+  let settle!: (status: number) => void;
+  let fail!: (error: Error) => void;
+  const response = new Promise<number>((resolve, reject) => {
+    settle = resolve;
+    fail = reject;
+  });
+  await new Promise<void>((resolve, reject) => {
+    const req = http.request(url, {
+      method: 'POST',
+      agent: false,
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        expect: '100-continue',
+      },
+    });
+    req.on('continue', () => req.end(body, () => resolve()));
+    req.on('response', (res) => {
+      res.resume();
+      res.on('end', () => settle(res.statusCode ?? 0));
+    });
+    req.on('error', (error) => {
+      reject(error);
+      fail(error);
+    });
+  });
+  return { response };
+}

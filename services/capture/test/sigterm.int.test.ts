@@ -7,7 +7,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { DevBroker } from '@sett/devstack';
 import { TOPICS } from '@sett/kafka';
 import { uniqueName, type TestDatabase } from '@sett/testing';
-import { startProcessFixture } from './helpers';
+import { postInFlight, startProcessFixture } from './helpers';
 
 jest.setTimeout(60_000);
 let broker: DevBroker;
@@ -48,16 +48,14 @@ it('drains the in-flight request, flushes it to Kafka and exits 0 on SIGTERM', a
       });
     });
     const id = uniqueName('drain');
-    const pending = fetch(`http://127.0.0.1:${port}/e/`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ api_key: token, event: 'drained', distinct_id: id }),
-    });
-    // The event now sits in the producer's 800 ms linger window.
-    await new Promise((r) => setTimeout(r, 300));
+    // Once the server has the request in hand (100 Continue, body written), the event is on its
+    // way into the producer's 800 ms linger window: SIGTERM must not lose it.
+    const pending = await postInFlight(
+      `http://127.0.0.1:${port}/e/`,
+      JSON.stringify({ api_key: token, event: 'drained', distinct_id: id }),
+    );
     child.kill('SIGTERM');
-    const res = await pending;
-    expect(res.status).toBe(200);
+    expect(await pending.response).toBe(200);
     expect(await exited).toBe(0);
 
     const kafka = new Kafka({

@@ -8,7 +8,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import type { DevBroker } from '@sett/devstack';
 import { TOPICS } from '@sett/kafka';
 import { uniqueName, type TestDatabase } from '@sett/testing';
-import { startProcessFixture } from './helpers';
+import { postInFlight, startProcessFixture } from './helpers';
 
 jest.setTimeout(60_000);
 let broker: DevBroker;
@@ -67,11 +67,14 @@ it('runs two workers on one port, serves through both and drains both on SIGTERM
     );
     expect(statuses).toEqual(Array(20).fill(200));
 
-    const pending = post('drained');
-    // The event now sits in a worker's 800 ms linger window.
-    await new Promise((r) => setTimeout(r, 300));
+    // Once a worker has the request in hand (100 Continue, body written), the event is on its
+    // way into that worker's 800 ms linger window: SIGTERM must not lose it.
+    const pending = await postInFlight(
+      `http://127.0.0.1:${port}/e/`,
+      JSON.stringify({ api_key: token, event: 'drained', distinct_id: id }),
+    );
     child.kill('SIGTERM');
-    expect((await pending).status).toBe(200);
+    expect(await pending.response).toBe(200);
     expect(await exited).toBe(0);
 
     const kafka = new Kafka({
