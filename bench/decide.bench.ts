@@ -3,7 +3,8 @@
 // the same bodies and returns a fixed response of the same size (another child process).
 // A project with 50 flags (rollouts, multivariate, person-property and group conditions),
 // random distinct ids, some requests carrying person_properties, some needing stored persons.
-// Targets (issue 5): >= 5,000 requests/s, p99 < 10 ms at 1,000 requests/s, >= 0.5 of baseline.
+// Targets (issue 15): throughput >= 0.8 of the baseline's, and p99 at 1,000 requests/s at most
+// 1.3 times the baseline's p99 at the same rate.
 //
 // Request mix (bodyMaker): 50% a fresh random id with every person property the flags read
 // (no Postgres); 25% one of 2,000 stored persons (a person query on a cache miss, cached for
@@ -319,10 +320,10 @@ export async function run(): Promise<boolean> {
     process.stdout.write(`${ratioLine('p99 at 1,000 req/s', decideFixed.p99, baselineFixed.p99, 'ms')}\n`);
 
     const ratio = decideMax.rps / baselineMax.rps;
+    const p99Ratio = decideFixed.p99 / baselineFixed.p99;
     const checks: Array<[string, boolean]> = [
-      [`throughput >= 5,000 req/s (${fmt(decideMax.rps)})`, decideMax.rps >= 5000],
-      [`p99 < 10 ms at 1,000 req/s (${decideFixed.p99} ms)`, decideFixed.p99 < 10],
-      [`ratio to baseline >= 0.5 (${ratio.toFixed(2)})`, ratio >= 0.5],
+      [`throughput >= 0.8 of baseline (${ratio.toFixed(2)})`, ratio >= 0.8],
+      [`p99 at 1,000 req/s <= 1.3x baseline's (${p99Ratio.toFixed(2)}x)`, p99Ratio <= 1.3],
       [
         'no errors or non-2xx',
         decideMax.non2xx + decideMax.errors + decideFixed.non2xx + decideFixed.errors === 0,
