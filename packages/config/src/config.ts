@@ -136,6 +136,9 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     nodeEnv,
     /** The in-process project token cache of capture, decide and ingestion (@sett/cache's resolver). */
     tokenCache: { ttlMs: tokenCacheTtlMs },
+    /** Proxies in front of capture and decide that append to X-Forwarded-For; 0 = take its first
+     * entry, as PostHog does (@sett/http clientIp). */
+    trustedProxyHops: int(env, 'TRUSTED_PROXY_HOPS', 0, 0, 20),
     host: read(env, 'HOST') ?? '127.0.0.1',
     ports: {
       edge: port('SETT_PORT', 8000),

@@ -14,7 +14,12 @@ import { createCaptureMetrics } from './capture/capture-metrics';
 import { createKeyLimiter } from './routing/token-bucket';
 
 export type CaptureAppDeps = {
-  config: { capture: Config['capture']; kafka: Pick<Config['kafka'], 'messageMaxBytes'> };
+  config: {
+    capture: Config['capture'];
+    kafka: Pick<Config['kafka'], 'messageMaxBytes'>;
+    /** Absent: 0 (the first X-Forwarded-For entry). */
+    trustedProxyHops?: number;
+  };
   logger: Logger;
   redis: Pick<Redis, 'ping'>;
   tokenResolver: TokenResolver;
@@ -43,6 +48,7 @@ export function createCaptureApp(deps: CaptureAppDeps): RequestListener {
     maxBodyBytes: capture.maxBodyBytes,
     maxInflateRatio: capture.maxInflateRatio,
     maxEventBytes: deps.config.kafka.messageMaxBytes - RECORD_HEADROOM_BYTES,
+    clientIp: { trustedProxyHops: deps.config.trustedProxyHops ?? 0 },
     tokenResolver: deps.tokenResolver,
     producer: deps.producer,
     limiter,

@@ -40,6 +40,8 @@ export interface DecideConfig {
   redisBackoffMs?: number;
   /** How long one request waits for Postgres in total; default DEFAULT_POSTGRES_BUDGET_MS. */
   postgresBudgetMs?: number;
+  /** Proxies that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); default 0: its first entry. */
+  trustedProxyHops?: number;
 }
 
 export interface DecideDeps {
@@ -91,6 +93,7 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     flushIntervalMs: config.usageFlushIntervalMs ?? 1000,
   });
   const geoip = deps.geoip ?? noGeoIp;
+  const clientIp = { trustedProxyHops: config.trustedProxyHops ?? 0 };
   const service = createDecideService({
     redis,
     redisHealth,
@@ -159,6 +162,7 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     projects,
     metrics,
     geoipEnabled: geoip !== noGeoIp,
+    clientIp,
     maxBodyBytes: config.maxBodyBytes,
     postgresBudgetMs: config.postgresBudgetMs,
     remoteConfig,
@@ -199,6 +203,7 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     logger,
     registry,
     postgresBudgetMs: config.postgresBudgetMs ?? 1_000,
+    clientIp,
   });
   // The request id is given here, so the local evaluation and remote config handlers' lines
   // carry it too; the fast path and Express keep it (withRequestId).

@@ -52,6 +52,7 @@ async function main() {
       maxBodyBytes: config.decide.maxBodyBytes,
       // A request waits for Postgres no longer than one statement may run (DECIDE_DATABASE_TIMEOUT_MS).
       postgresBudgetMs: timeouts.statementTimeoutMs,
+      trustedProxyHops: config.trustedProxyHops,
     },
   });
   const service = await startService({

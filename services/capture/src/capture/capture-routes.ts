@@ -17,6 +17,7 @@ import {
   PayloadTooLargeError,
   ServiceUnavailableError,
   ValidationError,
+  type ClientIpOptions,
 } from '@sett/http';
 import { exceedsDepth, MAX_JSON_DEPTH } from '@sett/schemas';
 import { encodeCaptureMessage, ProduceError, type ProducerMessage } from '@sett/kafka';
@@ -50,6 +51,8 @@ export type CaptureRouteDeps = {
   limiter: KeyLimiter | null;
   metrics: CaptureMetrics;
   logger: Logger;
+  /** How the client address ($ip) is read; default: the first X-Forwarded-For entry. */
+  clientIp?: ClientIpOptions;
 };
 
 /** Handles one POST to a capture path: writes the 200, or throws a SettError for the caller to send. */
@@ -99,7 +102,7 @@ export function createCaptureHandler(deps: CaptureRouteDeps): CaptureHandler {
     // 3. Events -> messages -> topics.
     const ctx: RequestContext = {
       token,
-      ip: clientIp(req.headers, req.socket.remoteAddress) ?? null,
+      ip: clientIp(req.headers, req.socket.remoteAddress, deps.clientIp) ?? null,
       now: new Date(nowMs).toISOString(),
       nowMs,
       sentAt: parseSentAt(query?.get('_') ?? undefined, body.sentAt),

@@ -11,6 +11,7 @@ import {
   MethodNotAllowedError,
   ServiceUnavailableError,
   ValidationError,
+  type ClientIpOptions,
 } from '@sett/http';
 import {
   MAX_JSON_DEPTH,
@@ -35,6 +36,8 @@ export interface DecideRoutesDeps {
   projects: ProjectResolver;
   metrics: DecideMetrics;
   geoipEnabled: boolean;
+  /** How the client address (GeoIP) is read; default: the first X-Forwarded-For entry. */
+  clientIp?: ClientIpOptions;
   maxBodyBytes: number;
   /** How long one request waits for Postgres in total (postgres-deadline.ts). */
   postgresBudgetMs?: number;
@@ -127,7 +130,7 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
         groupProperties: (body.group_properties ?? {}) as Record<string, Record<string, unknown>>,
         ip:
           deps.geoipEnabled && body.geoip_disable !== true
-            ? clientIp(req.headers, req.remoteAddress)
+            ? clientIp(req.headers, req.remoteAddress, deps.clientIp)
             : undefined,
         disableFlags: body.disable_flags === true,
         flagKeys,

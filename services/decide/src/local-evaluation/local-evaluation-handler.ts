@@ -17,6 +17,7 @@ import {
   ValidationError,
   prom,
   sendError,
+  type ClientIpOptions,
 } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import { isWellFormedProjectToken } from '@sett/schemas';
@@ -49,6 +50,8 @@ export interface LocalEvaluationDeps {
   registry: Registry;
   /** How long one request waits for Postgres in total. */
   postgresBudgetMs: number;
+  /** How the client address (the unknown-key limit's key) is read; default: first X-Forwarded-For entry. */
+  clientIp?: ClientIpOptions;
 }
 
 /** Serves the request and returns true when it is a local evaluation request. */
@@ -82,7 +85,7 @@ export function createLocalEvaluationHandler(deps: LocalEvaluationDeps): LocalEv
     try {
       const [project, credential] = await Promise.all([
         token === undefined ? undefined : deadline.race(deps.projects.resolve(token)),
-        keys.verify(key, deadline.race, clientIp(req.headers, req.socket.remoteAddress)),
+        keys.verify(key, deadline.race, clientIp(req.headers, req.socket.remoteAddress, deps.clientIp)),
       ]).catch((err: unknown) => {
         if (err instanceof RateLimitedError) throw err;
         throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);
