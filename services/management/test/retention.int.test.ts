@@ -141,6 +141,27 @@ it('drops what is past each project retention, and only that', async () => {
   expect(dup.rowCount).toBe(0);
 });
 
+it('prunes finished jobs older than 90 days, and only those', async () => {
+  const job = async (state: string, finishedDaysAgo: number | null) =>
+    (
+      await pool.query<{ id: string }>(
+        `INSERT INTO background_jobs (kind, state, finished_at) VALUES ('x', $1, now() - $2 * interval '1 day') RETURNING id`,
+        [state, finishedDaysAgo],
+      )
+    ).rows[0]!.id;
+  const old = await job('succeeded', 91);
+  const oldFailed = await job('failed', 120);
+  const recent = await job('succeeded', 89);
+  const queued = await job('queued', null);
+  const progress = await runRetention(pool);
+  expect(progress.jobs_pruned).toBe(2);
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT id FROM background_jobs WHERE id = ANY($1) ORDER BY id`,
+    [[old, oldFailed, recent, queued]],
+  );
+  expect(rows.map((r) => r.id)).toEqual([recent, queued]);
+});
+
 it('creates partitions ahead and moves the default partition rows of their range into them', async () => {
   const now = new Date();
   const t = await team(null);

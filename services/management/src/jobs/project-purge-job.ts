@@ -53,6 +53,11 @@ export function projectPurgeJob(): JobHandler {
     // Cohort members, flags, early access features and cohorts go with the team (FK cascades),
     // bounded by what a project holds of those.
     await ctx.pool.query(`DELETE FROM cohort_members WHERE team_id = $1`, [teamId]);
+    // Finished jobs of the project (person deletions) are history of a project that is gone.
+    await ctx.pool.query(
+      `DELETE FROM background_jobs WHERE team_id = $1 AND state IN ('succeeded', 'failed') AND id <> $2`,
+      [teamId, job.id],
+    );
     await ctx.pool.query(`DELETE FROM teams WHERE id = $1 AND deleted_at IS NOT NULL`, [teamId]);
     return { kind: 'done', progress };
   };

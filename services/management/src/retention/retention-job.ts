@@ -20,6 +20,7 @@ import {
 } from './partition-plan';
 
 export const RETENTION_JOB = 'retention';
+export const JOB_HISTORY_DAYS = 90;
 // Rows per DELETE: large enough that a million rows take few statements, small enough that one
 // statement stays well inside the management statement timeout.
 const BATCH = 50_000;
@@ -176,6 +177,12 @@ export async function runRetention(
       }
     }
   }
+  // The job table's own history: finished jobs are kept 90 days, then go.
+  const pruned = await pool.query(
+    `DELETE FROM background_jobs WHERE state IN ('succeeded', 'failed') AND finished_at < $1`,
+    [new Date(now.getTime() - JOB_HISTORY_DAYS * 86_400_000)],
+  );
+  progress.jobs_pruned = pruned.rowCount ?? 0;
   return progress;
 }
 
