@@ -9,6 +9,7 @@
 // requests/s, p99 and the ratios.
 // Started as a script with MGMT_BENCH_BASELINE=1 this file IS that baseline server.
 import http from 'node:http';
+import path from 'node:path';
 import pg from 'pg';
 import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
 import { createPersonalKey } from '@sett/cli';
@@ -142,6 +143,15 @@ export async function run(): Promise<boolean> {
         HOST: '127.0.0.1',
         LOG_LEVEL: 'info',
         MANAGEMENT_RATE_LIMIT_PER_MINUTE: '1000000',
+        MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE: '1000000',
+        // MGMT_BENCH_PROFILE=<dir>: the service writes a V8 CPU profile there when it stops
+        // (--cpu-prof itself is refused in NODE_OPTIONS; the preload does the same).
+        ...(process.env.MGMT_BENCH_PROFILE
+          ? {
+              NODE_OPTIONS: `--import ${path.join(__dirname, 'cpu-profile-preload.mjs')}`,
+              SETT_CPU_PROFILE_DIR: process.env.MGMT_BENCH_PROFILE,
+            }
+          : {}),
         DATABASE_POOL_SIZE: '10',
       },
       /management ready/,

@@ -3,11 +3,12 @@
 // (held in Redis, rate-limit/), the input rules (input-rules.ts) and the feature routers,
 // whose database errors are mapped by database-errors.ts. Operational endpoints, 404 and the
 // one error middleware come from createServiceApp.
-import express, { type Express } from 'express';
+import type { RequestListener } from 'node:http';
+import express from 'express';
 import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
 import type { Redis } from '@sett/cache';
-import { createServiceApp, type prom } from '@sett/http';
+import { createFastPath, createServiceApp, type prom } from '@sett/http';
 import { deriveCredentialKeys, deriveFlagPayloadKey } from '@sett/keys';
 import type { Logger } from '@sett/logger';
 import { authMiddleware, createKeyAuthenticator } from './auth/auth-middleware';
@@ -35,6 +36,7 @@ import { rateLimitMiddleware } from './rate-limit/rate-limit-middleware';
 import { createRedisRateLimiter } from './rate-limit/rate-limiter';
 import { userRoutes } from './users/user-routes';
 import { createMemberCountCache } from './users/member-count-cache';
+import { createUserReadHandler, matchUserRead } from './users/user-fast-path';
 import { createUserService } from './users/user-service';
 
 export interface ManagementConfig {
@@ -65,7 +67,11 @@ export interface ManagementDeps {
   onJobQueued?: () => void;
 }
 
-export function createManagementApp(deps: ManagementDeps): Express {
+/**
+ * The request listener: the users read fast path (users/user-fast-path.ts) in front of the
+ * Express app, which serves everything else.
+ */
+export function createManagementApp(deps: ManagementDeps): RequestListener {
   const { prisma, pool, redis, logger, registry, config } = deps;
   const publicUrl = config.publicUrl;
   const authenticator = createKeyAuthenticator({ pool, prisma, logger, ttlMs: config.authCacheTtlMs });
@@ -80,6 +86,7 @@ export function createManagementApp(deps: ManagementDeps): Express {
   const flags = createFeatureFlagService({ prisma, redis, logger, payloadKey });
   const memberCounts = createMemberCountCache({ ttlMs: config.memberCountTtlMs });
   const organizations = createOrganizationService(prisma);
+  const users = createUserService(prisma, pool, deriveCredentialKeys(deps.encryptionKey), memberCounts);
   // Memberships feed the cached key contexts (levels, reachable projects) and member counts.
   const onMembershipsChanged = (organizationId: string) => {
     authenticator.clear();
@@ -96,7 +103,7 @@ export function createManagementApp(deps: ManagementDeps): Express {
   const routers = [
     userRoutes({
       prisma,
-      users: createUserService(prisma, pool, deriveCredentialKeys(deps.encryptionKey), memberCounts),
+      users,
       publicUrl,
       onUserChanged: () => authenticator.clear(),
     }),
@@ -132,7 +139,7 @@ export function createManagementApp(deps: ManagementDeps): Express {
   const remoteConfig = remoteConfigRoutes({ prisma, authenticator, limiter, payloadKey });
   routes.use(remoteConfig, api, ...routers, databaseErrorMiddleware);
 
-  return createServiceApp({
+  const app = createServiceApp({
     name: 'management',
     logger,
     registry,
@@ -141,5 +148,14 @@ export function createManagementApp(deps: ManagementDeps): Express {
       redis: async () => void (await redis.ping()),
     },
     routes,
+  });
+  const userRead = createUserReadHandler({ authenticator, limiter, users, publicUrl });
+  return createFastPath({
+    match: matchUserRead,
+    handle: (req, res, route) => userRead(req, res, route),
+    routeLabel: (route) => (route.kind === 'list' ? '/api/users/' : '/api/users/:id/'),
+    fallback: app,
+    logger,
+    registry,
   });
 }

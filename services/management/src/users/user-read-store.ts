@@ -4,6 +4,7 @@
 // feed buildUserViews, the same shaping as before (a test compares it with the old path).
 // Pages are ordered by users.id (primary key index), so OFFSET walks the index. Member counts
 // of the viewer's organizations come from a short in-process cache (member-count-cache.ts).
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import type { Page } from '../pagination/pagination';
 import { isoMs, SqlParams } from '../read-sql';
@@ -61,32 +62,29 @@ interface ReadRow {
 }
 
 /**
- * `where` filters users (alias u); `limit`/`offset` page them; `withCount` adds the total of
- * `where`. Organizations are restricted to the ones the viewer can see.
+ * `page` selects the users to shape (alias u, ordered, paged); `count` is a scalar subquery
+ * for the total, or null. Organizations are restricted to the ones the viewer can see.
  */
 function statement(
   viewer: Viewer,
   known: ReadonlyMap<string, number>,
   p: SqlParams,
-  where: string,
-  limit: number,
-  offset: number,
-  withCount: boolean,
+  page: string,
+  count: string | null,
 ) {
   const orgVisible = viewer.isStaff ? 'true' : `o.id = ANY(${p.add([...viewer.levels.keys()])}::uuid[])`;
   return `
-WITH page AS MATERIALIZED (
-  SELECT u.* FROM users u WHERE ${where} ORDER BY u.id LIMIT ${p.add(limit)} OFFSET ${p.add(offset)}
+WITH page AS MATERIALIZED (${page}
 ), mem AS MATERIALIZED (
   SELECT m.user_id, m.organization_id, m.level, m.joined_at, m.id
-  FROM organization_memberships m WHERE m.user_id IN (SELECT id FROM page)
+  FROM organization_memberships m WHERE m.user_id = ANY(ARRAY(SELECT id FROM page))
 ), known AS (
   SELECT * FROM unnest(${p.add([...known.keys()])}::uuid[], ${p.add([...known.values()])}::int[]) AS k(id, n)
 ), cur AS (
   SELECT DISTINCT current_organization_id AS id FROM page WHERE current_organization_id IS NOT NULL
 )
 SELECT
-  ${withCount ? `(SELECT count(*)::int FROM users u WHERE ${where})` : 'NULL'} AS count,
+  ${count ?? 'NULL::int'} AS count,
   (SELECT coalesce(json_agg(${USER_JSON} ORDER BY u.id), '[]')
      FROM page u LEFT JOIN LATERAL (
        SELECT json_agg(json_build_object('organizationId', organization_id, 'level', level)
@@ -94,6 +92,48 @@ SELECT
        FROM mem WHERE mem.user_id = u.id) mm ON true) AS users,
   (SELECT coalesce(json_agg(${ORG_JSON}), '[]') FROM organizations o
      WHERE (o.id IN (SELECT organization_id FROM mem) OR o.id IN (SELECT id FROM cur)) AND ${orgVisible}) AS orgs`;
+}
+
+/**
+ * The page and count of a users list. Staff page the users table by its primary key (as a
+ * plain `SELECT … ORDER BY id` would). Anyone else sees the members of their organizations,
+ * themselves among them: the page walks the (organization_id, user_id) unique index, so only
+ * ids are read until the page is known, and the total of a single organization is its member
+ * count (from the in-process cache when fresh, so a page costs no count at all).
+ */
+function listQueries(
+  viewer: Viewer,
+  p: SqlParams,
+  page: Page,
+  isStaff: boolean | undefined,
+  knownCount: number | undefined,
+): { page: string; count: string | null } {
+  const staffFilter = isStaff === undefined ? '' : `u.is_staff = ${p.add(isStaff)}`;
+  const limits = () => `LIMIT ${p.add(page.limit)} OFFSET ${p.add(page.offset)}`;
+  if (viewer.isStaff || viewer.levels.size === 0) {
+    const where = [viewer.isStaff ? '' : `u.id = ${p.add(viewer.userId)}`, staffFilter].filter(Boolean);
+    const cond = where.length ? `WHERE ${where.join(' AND ')}` : '';
+    return {
+      page: `SELECT u.* FROM users u ${cond} ORDER BY u.id ${limits()}`,
+      count: `(SELECT count(*)::int FROM users u ${cond})`,
+    };
+  }
+  // One organization (the common case): its ids come in order from the unique index, no DISTINCT.
+  const ids = [...viewer.levels.keys()];
+  const members =
+    ids.length === 1
+      ? `SELECT m.user_id FROM organization_memberships m WHERE m.organization_id = ${p.add(ids[0])}::uuid`
+      : `SELECT DISTINCT m.user_id FROM organization_memberships m WHERE m.organization_id = ANY(${p.add(ids)}::uuid[])`;
+  if (staffFilter)
+    return {
+      page: `SELECT u.* FROM users u WHERE ${staffFilter} AND u.id IN (${members}) ORDER BY u.id ${limits()}`,
+      count: `(SELECT count(*)::int FROM users u WHERE ${staffFilter} AND u.id IN (${members}))`,
+    };
+  return {
+    // ARRAY(): the planner then reads the page's 100 users by primary key, not the whole table.
+    page: `SELECT u.* FROM users u WHERE u.id = ANY(ARRAY(${members} ORDER BY m.user_id ${limits()})) ORDER BY u.id`,
+    count: knownCount !== undefined ? String(knownCount) : `(SELECT count(*)::int FROM (${members}) v)`,
+  };
 }
 
 function toRows(raw: ReadRow): { users: UserViewRow[]; orgs: OrganizationViewRow[] } {
@@ -124,20 +164,23 @@ function storeCounts(
   if (counted.length) memberCounts.store(generation, counted);
 }
 
+/** Statements are prepared once per connection and text (pg names them): no planning per request. */
+function prepared(text: string, values: unknown[]) {
+  return { name: `sett_users_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`, text, values };
+}
+
 export function createUserReadStore(pool: pg.Pool, memberCounts?: MemberCountCache) {
-  /** The statement for `where` (its parameters already in p), member counts from the cache. */
+  /** The statement for a page (its parameters already in p), member counts from the cache. */
   async function run(
     viewer: Viewer,
     p: SqlParams,
-    where: string,
-    limit: number,
-    offset: number,
-    withCount: boolean,
+    known: ReadonlyMap<string, number>,
+    generation: number,
+    page: string,
+    count: string | null,
   ) {
-    const generation = memberCounts?.generation() ?? 0;
-    const known = knownCounts(viewer, memberCounts);
-    const sql = statement(viewer, known, p, where, limit, offset, withCount);
-    const raw = (await pool.query<ReadRow>(sql, p.values)).rows[0]!;
+    const sql = statement(viewer, known, p, page, count);
+    const raw = (await pool.query<ReadRow>(prepared(sql, p.values))).rows[0]!;
     storeCounts(memberCounts, generation, known, raw.orgs);
     return raw;
   }
@@ -149,16 +192,12 @@ export function createUserReadStore(pool: pg.Pool, memberCounts?: MemberCountCac
       page: Page,
       isStaff: boolean | undefined,
     ): Promise<{ count: number; results: UserJson[] }> {
+      const generation = memberCounts?.generation() ?? 0;
+      const known = knownCounts(viewer, memberCounts);
       const p = new SqlParams();
-      const conditions: string[] = [];
-      if (!viewer.isStaff) {
-        conditions.push(
-          `(u.id = ${p.add(viewer.userId)} OR u.id IN (SELECT user_id FROM organization_memberships WHERE organization_id = ANY(${p.add([...viewer.levels.keys()])}::uuid[])))`,
-        );
-      }
-      if (isStaff !== undefined) conditions.push(`u.is_staff = ${p.add(isStaff)}`);
-      const where = conditions.length ? conditions.join(' AND ') : 'true';
-      const raw = await run(viewer, p, where, page.limit, page.offset, true);
+      const single = viewer.levels.size === 1 ? known.get(viewer.levels.keys().next().value!) : undefined;
+      const q = listQueries(viewer, p, page, isStaff, viewer.isStaff ? undefined : single);
+      const raw = await run(viewer, p, known, generation, q.page, q.count);
       const { users, orgs } = toRows(raw);
       return { count: raw.count ?? 0, results: buildUserViews(viewer, users, orgs) };
     },
@@ -171,9 +210,12 @@ export function createUserReadStore(pool: pg.Pool, memberCounts?: MemberCountCac
       viewer: Viewer,
       by: { id: number } | { uuid: string },
     ): Promise<{ row: UserViewRow; json: UserJson } | undefined> {
+      const generation = memberCounts?.generation() ?? 0;
+      const known = knownCounts(viewer, memberCounts);
       const p = new SqlParams();
       const where = 'id' in by ? `u.id = ${p.add(by.id)}` : `u.uuid = ${p.add(by.uuid)}::uuid`;
-      const { users, orgs } = toRows(await run(viewer, p, where, 1, 0, false));
+      const raw = await run(viewer, p, known, generation, `SELECT u.* FROM users u WHERE ${where}`, null);
+      const { users, orgs } = toRows(raw);
       const row = users[0];
       return row ? { row, json: buildUserViews(viewer, [row], orgs)[0]! } : undefined;
     },

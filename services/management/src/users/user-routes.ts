@@ -26,7 +26,8 @@ export interface UserRoutesDeps {
   onUserChanged?: () => void;
 }
 
-function parseBooleanQuery(raw: unknown, name: string): boolean | undefined {
+/** `true`/`1`/`True` or `false`/`0`/`False`; absent or empty is undefined; anything else 400. */
+export function parseBooleanQuery(raw: unknown, name: string): boolean | undefined {
   if (raw === undefined || raw === '') return undefined;
   if (raw === 'true' || raw === '1' || raw === 'True') return true;
   if (raw === 'false' || raw === '0' || raw === 'False') return false;

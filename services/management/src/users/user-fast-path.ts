@@ -1,0 +1,96 @@
+// The two hot reads of the management API served on node:http in front of Express (the
+// @sett/http fast-path factory): GET /api/users/ and GET /api/users/<uuid|@me>/. Express's
+// router and per-request middleware cost more than the read itself (a bare Express route does
+// about as many requests per second as the plain pg baseline of `pnpm bench management`), so
+// these two skip them and do exactly what the Express route does, in the same order: the key
+// (cached lookup), the rate limit, the scope, one SQL statement (user-read-store.ts), the JSON.
+// Only requests spelled plainly are claimed: a path of a uuid or @me, a query of at most
+// `limit`, `offset` and `is_staff` once each with plain values. Anything else (odd encodings, the
+// input rules' cases, other methods) goes to Express and gets its answer from there.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RateLimitedError } from '@sett/http';
+import { requireScope } from '../auth/auth-context';
+import type { KeyAuthenticator } from '../auth/auth-middleware';
+import { toDatabaseSettError } from '../database-errors';
+import { envelope, parsePage, requestOrigin } from '../pagination/pagination';
+import type { RateLimiter } from '../rate-limit/rate-limiter';
+import { parseBooleanQuery } from './user-routes';
+import type { UserService } from './user-service';
+import { viewerOf } from './viewer';
+
+export type UserFastRoute =
+  | { kind: 'list'; query: Record<string, string> }
+  | { kind: 'retrieve'; id: string };
+
+const RETRIEVE_RE = /^\/api\/users\/([0-9a-fA-F-]{36}|@me)\/$/;
+const QUERY_RE = /^[A-Za-z0-9_.=&-]*$/;
+const LIST_PARAMS = new Set(['limit', 'offset', 'is_staff']);
+
+/** The query string as a plain object, or undefined when it is not one of the plain forms. */
+function plainQuery(url: string): Record<string, string> | undefined {
+  const q = url.indexOf('?');
+  if (q === -1) return {};
+  const raw = url.slice(q + 1);
+  if (!QUERY_RE.test(raw)) return undefined;
+  const out: Record<string, string> = {};
+  for (const part of raw.split('&')) {
+    if (part === '') continue;
+    const eq = part.indexOf('=');
+    const key = eq === -1 ? part : part.slice(0, eq);
+    if (!LIST_PARAMS.has(key) || key in out) return undefined;
+    out[key] = eq === -1 ? '' : part.slice(eq + 1);
+  }
+  return out;
+}
+
+export function matchUserRead(req: IncomingMessage, path: string): UserFastRoute | undefined {
+  if (req.method !== 'GET') return undefined;
+  const url = req.url ?? '/';
+  if (path === '/api/users/') {
+    const query = plainQuery(url);
+    return query ? { kind: 'list', query } : undefined;
+  }
+  const m = RETRIEVE_RE.exec(path);
+  // A retrieve takes no query parameters: anything there goes the long way.
+  return m && !url.includes('?') ? { kind: 'retrieve', id: m[1]! } : undefined;
+}
+
+export function createUserReadHandler(deps: {
+  authenticator: KeyAuthenticator;
+  limiter: RateLimiter;
+  users: UserService;
+  publicUrl?: string;
+}) {
+  return async (req: IncomingMessage, res: ServerResponse, route: UserFastRoute): Promise<void> => {
+    try {
+      // The fast-path factory adds the public services' CORS headers; Express answers here without.
+      for (const h of ['Access-Control-Allow-Origin', 'Access-Control-Allow-Credentials', 'Vary'])
+        res.removeHeader(h);
+      const auth = await deps.authenticator.authenticate(req.headers.authorization);
+      const decision = await deps.limiter.take({ key: auth.keyId, user: auth.userId });
+      if (!decision.ok) throw new RateLimitedError(decision.retryAfterSeconds);
+      requireScope(auth, 'user:read');
+      let body: unknown;
+      if (route.kind === 'retrieve') body = await deps.users.retrieve(viewerOf(auth), route.id);
+      else {
+        const page = parsePage(route.query);
+        const isStaff = parseBooleanQuery(route.query.is_staff, 'is_staff');
+        const { count, results } = await deps.users.list(viewerOf(auth), page, isStaff);
+        const info = {
+          origin: requestOrigin(req.headers, deps.publicUrl),
+          path: '/api/users/',
+          query: route.query,
+        };
+        body = envelope(info, page, count, results);
+      }
+      const json = JSON.stringify(body);
+      res.statusCode = 200;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.setHeader('Content-Length', Buffer.byteLength(json));
+      res.end(json);
+    } catch (err) {
+      // As the Express routes: database errors mapped (503, 409, 400), then the one error writer.
+      throw toDatabaseSettError(err) ?? err;
+    }
+  };
+}
