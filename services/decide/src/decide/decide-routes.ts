@@ -26,8 +26,12 @@ import { fallbackRemoteConfig } from '../remote-config/remote-config-builder';
 import type { RemoteConfigStore } from '../remote-config/remote-config-store';
 import { decodeDecideBody } from './body-decoding';
 import type { DecideMetrics } from './decide-metrics';
-import { FLAGS_UNAVAILABLE_DETAIL, type DecideService } from './decide-service';
-import { createPostgresDeadline, DEFAULT_POSTGRES_BUDGET_MS } from './postgres-deadline';
+import { FLAGS_UNAVAILABLE_DETAIL, type DecideInput, type DecideService } from './decide-service';
+import {
+  createPostgresDeadline,
+  DEFAULT_POSTGRES_BUDGET_MS,
+  type PostgresDeadline,
+} from './postgres-deadline';
 import type { ProjectResolver } from './project-resolver';
 import { formatResponseJson, responseShape, type Endpoint, type ResponseMeta } from './response-format';
 
@@ -64,7 +68,12 @@ export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const INVALID_KEY_DETAIL =
   'Project API key invalid. You can find your project API key in your project settings.';
 
-/** One request to its serialised JSON answer; throws SettErrors for 4xx answers. */
+/**
+ * One request to its serialised JSON answer; throws SettErrors for 4xx answers. Top to bottom:
+ * read the request (body, key -> project, validation), evaluate (decide-service.ts: gather
+ * inputs, then pure evaluation), respond (response-format.ts, with the remote config for
+ * `config=true`).
+ */
 export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
   const budgetMs = deps.postgresBudgetMs ?? DEFAULT_POSTGRES_BUDGET_MS;
   return async (endpoint, req) => {
@@ -73,75 +82,14 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
     const deadline = createPostgresDeadline(budgetMs);
     let outcome = 'ok';
     try {
-      const body = await decodeDecideBody({
-        body: req.body,
-        contentType: req.headers['content-type'],
-        compression: typeof req.compression === 'string' ? req.compression : undefined,
-        maxBytes: deps.maxBodyBytes,
-      });
-
-      const token = nonEmptyString(body.api_key) ?? nonEmptyString(body.token) ?? nonEmptyString(body.$token);
-      if (!token)
-        throw new AuthenticationError(`API key not provided. ${INVALID_KEY_DETAIL}`, 'invalid_api_key');
-      // Shape first: a key that cannot be one (too long, spaces, NUL or other control
-      // characters) is refused before any Redis or Postgres lookup.
-      if (!isWellFormedProjectToken(token))
-        throw new AuthenticationError(INVALID_KEY_DETAIL, 'invalid_api_key');
-      let project;
-      try {
-        project = await deadline.race(deps.projects.resolve(token));
-      } catch {
-        // Neither Redis nor Postgres could say whether the key exists (PostHog: 503).
-        throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);
-      }
-      if (!project) throw new AuthenticationError(INVALID_KEY_DETAIL, 'invalid_api_key');
-
-      const distinctId = body.distinct_id;
-      // Objects and arrays are left to the schema below: String() of a deeply nested array
-      // recurses (Array#join) and would overflow the stack.
-      const blank = typeof distinctId !== 'object' && String(distinctId).trim() === '';
-      if (distinctId === undefined || distinctId === null || blank) {
-        throw new ValidationError(
-          'The distinct_id field is missing from the request.',
-          'distinct_id',
-          'required',
-        );
-      }
-      if (!validateDecide(body)) {
-        const problem = describeAjvError(validateDecide.errors);
-        throw new ValidationError(problem.detail, problem.attr);
-      }
-      // Evaluation turns property values into text (JSON for objects): bound the nesting first.
-      for (const attr of ['person_properties', 'group_properties'] as const) {
-        if (exceedsDepth(body[attr], MAX_JSON_DEPTH))
-          throw new ValidationError(`${attr} is nested deeper than ${MAX_JSON_DEPTH} levels.`, attr);
-      }
-
-      const flagKeys = requestedFlagKeys(body as Record<string, unknown>);
-      const groups: Record<string, string> = {};
-      for (const [type, key] of Object.entries(body.groups ?? {})) groups[type] = String(key);
-      const anon = body.$anon_distinct_id;
-      const result = await deps.service.evaluate({
-        project,
-        distinctId: String(distinctId),
-        anonDistinctId: anon === undefined || anon === null || anon === '' ? undefined : String(anon),
-        personProperties: (body.person_properties ?? {}) as Record<string, unknown>,
-        groups,
-        groupProperties: (body.group_properties ?? {}) as Record<string, Record<string, unknown>>,
-        ip:
-          deps.geoipEnabled && body.geoip_disable !== true
-            ? clientIp(req.headers, req.remoteAddress, deps.clientIp)
-            : undefined,
-        disableFlags: body.disable_flags === true,
-        flagKeys,
-        deadline,
-      });
+      const { token, input } = await readDecideRequest(deps, req, deadline);
+      const result = await deps.service.evaluate(input);
       if (result.errorsWhileComputingFlags) outcome = 'partial';
       if (result.quotaLimited) outcome = 'quota_limited';
       const meta: ResponseMeta = { requestId: bodyRequestId(), evaluatedAt: Date.now() };
       if (req.config === 'true' || req.config === '1') {
         meta.remoteConfig =
-          (await deps.remoteConfig.get(project.teamId, token).then(
+          (await deps.remoteConfig.get(input.project.teamId, token).then(
             (entry) => entry?.config,
             () => undefined,
           )) ?? fallbackRemoteConfig(token, Object.keys(result.flags).length > 0);
@@ -156,6 +104,80 @@ export function createDecideAnswerer(deps: DecideRoutesDeps): DecideAnswerer {
       deps.metrics.latency.observe({ endpoint }, Number(process.hrtime.bigint() - started) / 1e9);
     }
   };
+}
+
+/**
+ * The request as evaluation input, in PostHog's order of refusals: a missing or malformed key
+ * (401) before any lookup, an unknown key (401) before the body's 400s. The one round trip here
+ * is the key -> project lookup (warm: in process; cold: Redis GET, else Postgres and a Redis SET).
+ */
+async function readDecideRequest(
+  deps: DecideRoutesDeps,
+  req: DecideRequest,
+  deadline: PostgresDeadline,
+): Promise<{ token: string; input: DecideInput }> {
+  const body = await decodeDecideBody({
+    body: req.body,
+    contentType: req.headers['content-type'],
+    compression: typeof req.compression === 'string' ? req.compression : undefined,
+    maxBytes: deps.maxBodyBytes,
+  });
+
+  const token = nonEmptyString(body.api_key) ?? nonEmptyString(body.token) ?? nonEmptyString(body.$token);
+  if (!token) throw new AuthenticationError(`API key not provided. ${INVALID_KEY_DETAIL}`, 'invalid_api_key');
+  // Shape first: a key that cannot be one (too long, spaces, NUL or other control
+  // characters) is refused before any Redis or Postgres lookup.
+  if (!isWellFormedProjectToken(token)) throw new AuthenticationError(INVALID_KEY_DETAIL, 'invalid_api_key');
+  let project;
+  try {
+    project = await deadline.race(deps.projects.resolve(token));
+  } catch {
+    // Neither Redis nor Postgres could say whether the key exists (PostHog: 503).
+    throw new ServiceUnavailableError(FLAGS_UNAVAILABLE_DETAIL);
+  }
+  if (!project) throw new AuthenticationError(INVALID_KEY_DETAIL, 'invalid_api_key');
+
+  const distinctId = body.distinct_id;
+  // Objects and arrays are left to the schema below: String() of a deeply nested array
+  // recurses (Array#join) and would overflow the stack.
+  const blank = typeof distinctId !== 'object' && String(distinctId).trim() === '';
+  if (distinctId === undefined || distinctId === null || blank) {
+    throw new ValidationError(
+      'The distinct_id field is missing from the request.',
+      'distinct_id',
+      'required',
+    );
+  }
+  if (!validateDecide(body)) {
+    const problem = describeAjvError(validateDecide.errors);
+    throw new ValidationError(problem.detail, problem.attr);
+  }
+  // Evaluation turns property values into text (JSON for objects): bound the nesting first.
+  for (const attr of ['person_properties', 'group_properties'] as const) {
+    if (exceedsDepth(body[attr], MAX_JSON_DEPTH))
+      throw new ValidationError(`${attr} is nested deeper than ${MAX_JSON_DEPTH} levels.`, attr);
+  }
+
+  const flagKeys = requestedFlagKeys(body as Record<string, unknown>);
+  const groups: Record<string, string> = {};
+  for (const [type, key] of Object.entries(body.groups ?? {})) groups[type] = String(key);
+  const anon = body.$anon_distinct_id;
+  const input: DecideInput = {
+    project,
+    distinctId: String(distinctId),
+    anonDistinctId: anon === undefined || anon === null || anon === '' ? undefined : String(anon),
+    personProperties: (body.person_properties ?? {}) as Record<string, unknown>,
+    groups,
+    groupProperties: (body.group_properties ?? {}) as Record<string, Record<string, unknown>>,
+    ip:
+      deps.geoipEnabled && body.geoip_disable !== true
+        ? clientIp(req.headers, req.remoteAddress, deps.clientIp)
+        : undefined,
+    disableFlags: body.disable_flags === true,
+    flagKeys,
+    deadline,
+  };
+  return { token, input };
 }
 
 export function decideRoutes(deps: DecideRoutesDeps, answer = createDecideAnswerer(deps)): Router {
