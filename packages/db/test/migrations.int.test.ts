@@ -82,8 +82,11 @@ describe('prisma migrations', () => {
       `SELECT 1 FROM pg_constraint WHERE conrelid = 'events'::regclass AND contype = 'f'`,
     );
     expect(fks.rowCount).toBe(0);
+    // Partitioned by RANGE (uuid) (docs/data-lifecycle.md): the key above still holds across it.
     const partitioned = await client.query(`SELECT relkind FROM pg_class WHERE oid = 'events'::regclass`);
-    expect(partitioned.rows[0].relkind).toBe('r');
+    expect(partitioned.rows[0].relkind).toBe('p');
+    const key = await client.query(`SELECT pg_get_partkeydef('events'::regclass) AS def`);
+    expect(key.rows[0].def).toBe('RANGE (uuid)');
   });
 
   test('a second migrate deploy applies nothing and leaves the schema unchanged', async () => {
