@@ -12,18 +12,28 @@
 # Prints one summary line per topic (partition count, replication) for the operator.
 #
 # Env: KAFKA_BOOTSTRAP (comma list host:port), KAFKA_REPLICATION_FACTOR,
-#      TOPIC_PARTITIONS_MAIN / _OVERFLOW / _HISTORICAL / _DEAD_LETTER.
+#      TOPIC_PARTITIONS_MAIN / _OVERFLOW / _HISTORICAL / _DEAD_LETTER,
+#      KAFKA_COMMAND_CONFIG: optional path to a Kafka client properties file (SASL, TLS) passed
+#      to kafka-topics.sh as --command-config; docs/kafka.md shows one.
 set -eu
 
 KAFKA_TOPICS="${KAFKA_TOPICS_BIN:-/opt/kafka/bin/kafka-topics.sh}"
 BOOTSTRAP="${KAFKA_BOOTSTRAP:-kafka:9092}"
 REPLICATION="${KAFKA_REPLICATION_FACTOR:-1}"
 
+topics() {
+  if [ -n "${KAFKA_COMMAND_CONFIG:-}" ]; then
+    "$KAFKA_TOPICS" --bootstrap-server "$BOOTSTRAP" --command-config "$KAFKA_COMMAND_CONFIG" "$@"
+  else
+    "$KAFKA_TOPICS" --bootstrap-server "$BOOTSTRAP" "$@"
+  fi
+}
+
 create() {
   topic="$1"
   partitions="$2"
   echo "topic ${topic}: ensuring it exists (${partitions} partitions if created, replication ${REPLICATION})"
-  "$KAFKA_TOPICS" --bootstrap-server "$BOOTSTRAP" --create --if-not-exists \
+  topics --create --if-not-exists \
     --topic "$topic" --partitions "$partitions" --replication-factor "$REPLICATION"
 }
 
@@ -32,6 +42,6 @@ create events_plugin_ingestion_overflow "${TOPIC_PARTITIONS_OVERFLOW:-6}"
 create events_plugin_ingestion_historical "${TOPIC_PARTITIONS_HISTORICAL:-6}"
 create events_dead_letter "${TOPIC_PARTITIONS_DEAD_LETTER:-1}"
 
-"$KAFKA_TOPICS" --bootstrap-server "$BOOTSTRAP" --describe \
+topics --describe \
   --topic 'events_(plugin_ingestion(_overflow|_historical)?|dead_letter)' | grep -v 'Partition: ' || true
 echo "topics ready"
