@@ -542,7 +542,9 @@ class ClientConnection {
 export async function startEdge(opts: EdgeOptions): Promise<Edge> {
   const pool = new Pool(opts.upstreams);
   const clients = new Set<net.Socket>();
-  const server = net.createServer({ noDelay: true }, (socket) => {
+  // Half-open allowed: a client that shuts its sending side after a request still gets the
+  // answer (the connection closes once it is written).
+  const server = net.createServer({ noDelay: true, allowHalfOpen: true }, (socket) => {
     clients.add(socket);
     new ClientConnection(socket, pool, opts.drainTimeoutMs ?? 10_000, () => clients.delete(socket));
   });

@@ -38,6 +38,7 @@ const READ = new Set([
   'content-length',
   'transfer-encoding',
   'connection',
+  'expect',
   'host',
   'x-forwarded-for',
   'x-request-id',

@@ -257,3 +257,44 @@ it('refuses a head larger than 64 KB with 431', async () => {
   const text = await exchange(`GET /api/x HTTP/1.1\r\nHost: h\r\nX-Big: ${'a'.repeat(70 * 1024)}\r\n\r\n`, 1);
   expect(statusOf(text)).toBe(431);
 });
+
+it('answers a client that shut its sending side after the request', async () => {
+  const text = await new Promise<string>((resolve, reject) => {
+    const socket = net.connect(edge.port, '127.0.0.1');
+    let data = '';
+    socket.on('data', (d: Buffer) => (data += d.toString('latin1')));
+    socket.on('end', () => resolve(data));
+    socket.on('error', reject);
+    socket.end('GET /api/half-closed HTTP/1.1\r\nHost: h\r\n\r\n');
+  });
+  expect(statusOf(text)).toBe(200);
+  expect(text).toContain('"url":"/api/half-closed"');
+});
+
+it.each([10, 2 * 1024 * 1024])(
+  "relays the service's 100 Continue to a client that asked for it (%d byte body)",
+  async (size) => {
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(edge.port, '127.0.0.1');
+      let data = '';
+      socket.on('data', (d: Buffer) => {
+        const first = data === '';
+        data += d.toString('latin1');
+        // The body goes only after the 100 Continue, as a client that sent Expect does.
+        if (first && data.startsWith('HTTP/1.1 100')) socket.write(Buffer.alloc(size, 0x41));
+        if (/HTTP\/1\.1 200[\s\S]*\r\n\r\n[\s\S]+/.test(data) && data.includes(`"`)) {
+          socket.destroy();
+          resolve(data);
+        }
+      });
+      socket.on('error', reject);
+      socket.write(
+        `POST /api/x HTTP/1.1\r\nHost: h\r\nContent-Length: ${size}\r\nExpect: 100-continue\r\n\r\n`,
+      );
+    });
+    expect(answer.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
+    expect(answer).toContain('HTTP/1.1 200');
+    expect(seen[0]!.bodyLength).toBe(size);
+    expect(seen[0]!.headers.expect).toBe('100-continue');
+  },
+);

@@ -3,7 +3,9 @@
 // default project on an empty database), on a fresh test database and free local ports. The
 // SDKs under test talk to the edge URL it prints, nothing else.
 import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
@@ -75,6 +77,9 @@ export async function startSettStack(): Promise<SettStack> {
     ingestion: await freePort(),
   };
   let output = '';
+  // stdout is a pipe here, so start.ts writes the personal API key to this file, not the output.
+  const credentialsDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sett-e2e-'));
+  const credentialsFile = path.join(credentialsDir, 'credentials.json');
   const child: ChildProcess = spawn(
     process.execPath,
     ['--import', 'tsx', path.join(root, 'scripts/start.ts')],
@@ -95,6 +100,7 @@ export async function startSettStack(): Promise<SettStack> {
         DATABASE_POOL_SIZE: '4',
         INGESTION_MAX_WAIT_MS: '100',
         SHUTDOWN_TIMEOUT_MS: '3000',
+        SETT_CREDENTIALS_FILE: credentialsFile,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -116,6 +122,7 @@ export async function startSettStack(): Promise<SettStack> {
     }
     await pool.end();
     await db.drop();
+    fs.rmSync(credentialsDir, { recursive: true, force: true });
   };
 
   try {
@@ -133,7 +140,9 @@ export async function startSettStack(): Promise<SettStack> {
     throw error;
   }
   const projectKey = /project API key\s+(phc_\w+)/.exec(output)?.[1];
-  const personalKey = /personal API key\s+(phx_\w+)/.exec(output)?.[1];
+  const personalKey = fs.existsSync(credentialsFile)
+    ? (JSON.parse(fs.readFileSync(credentialsFile, 'utf8')) as { personal_api_key?: string }).personal_api_key
+    : undefined;
   const projectId = Number(/project id\s+(\d+)/.exec(output)?.[1]);
   const edgeUrl = /Edge: (http:\/\/[^\s]+)/.exec(output)?.[1];
   if (!projectKey || !personalKey || !projectId || !edgeUrl) {
