@@ -25,11 +25,33 @@ export interface PersonDeletionResult {
   job: JobRow;
 }
 
+type Target = { personUuids?: string[]; distinctIds?: string[] };
+type Options = { deleteEvents: boolean; userId: number | null };
+
+/**
+ * Erases the persons in one transaction and queues their job; null when nothing matched. A
+ * deadlock with an ingestion batch (Postgres picks one side to fail) is retried a few times.
+ */
 export async function deletePersons(
   pool: pg.Pool,
   teamId: number,
-  target: { personUuids?: string[]; distinctIds?: string[] },
-  opts: { deleteEvents: boolean; userId: number | null },
+  target: Target,
+  opts: Options,
+): Promise<PersonDeletionResult | null> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await deleteOnce(pool, teamId, target, opts);
+    } catch (err) {
+      if ((err as { code?: string }).code !== '40P01' || attempt >= 3) throw err;
+    }
+  }
+}
+
+async function deleteOnce(
+  pool: pg.Pool,
+  teamId: number,
+  target: Target,
+  opts: Options,
 ): Promise<PersonDeletionResult | null> {
   const client = await pool.connect();
   try {
