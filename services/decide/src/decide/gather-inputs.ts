@@ -97,28 +97,55 @@ export class FlagsUnavailableError extends Error {
 
 const unbounded = <T>(work: Promise<T>): Promise<T> => work;
 
+type Race = <T>(work: Promise<T>) => Promise<T>;
+
 export async function gatherInputs(deps: GatherDeps, input: DecideInput, at: Date): Promise<GatheredInputs> {
   const race = input.deadline ? input.deadline.race : unbounded;
-  const { teamId, organizationId } = input.project;
+  const wave1 = await flagsAndQuota(deps, input, at, race);
+  if (wave1.limited) return { kind: 'limited', source: wave1.source };
+  const project = input.flagKeys ? onlyFlags(wave1.project, input.flagKeys) : wave1.project;
+  return {
+    kind: 'ready',
+    source: wave1.source,
+    project,
+    ...(await storedInputs(deps, input, project, race)),
+  };
+}
 
-  // Wave 1: flag list and quota together.
-  const limitedPromise = race(deps.quotaStore.quota(organizationId))
+/** Wave 1: the flag list and the quota, together. Throws FlagsUnavailableError without flags. */
+async function flagsAndQuota(
+  deps: GatherDeps,
+  input: DecideInput,
+  at: Date,
+  race: Race,
+): Promise<{ project: ProjectFlags; source: FlagSource; limited: boolean }> {
+  const { teamId, organizationId } = input.project;
+  const limited = race(deps.quotaStore.quota(organizationId))
     .then((quota) => deps.usage.count(organizationId, quota, at))
     .catch((err: Error) => {
       deps.warn('could not check the flag quota; not limiting', { organizationId, err: err.message });
       return false;
     });
-  let loaded;
   try {
-    loaded = await deps.flagStore.load(teamId, race);
+    const { project, source } = await deps.flagStore.load(teamId, race);
+    return { project, source, limited: await limited };
   } catch (err) {
     deps.warn('could not load flag definitions', { teamId, err: (err as Error).message });
     throw new FlagsUnavailableError((err as Error).message);
   }
-  if (await limitedPromise) return { kind: 'limited', source: loaded.source };
-  const project = input.flagKeys ? onlyFlags(loaded.project, input.flagKeys) : loaded.project;
+}
 
-  // Wave 2: only what the flags read and the request did not give.
+type StoredInputs = Omit<Extract<GatheredInputs, { kind: 'ready' }>, 'kind' | 'source' | 'project'>;
+
+/** Wave 2: only what the flags read and the request did not give, in parallel. */
+async function storedInputs(
+  deps: GatherDeps,
+  input: DecideInput,
+  project: ProjectFlags,
+  race: Race,
+): Promise<StoredInputs> {
+  const teamId = input.project.teamId;
+  // GeoIP first, request person_properties over it (PostHog's order).
   const overrides: Record<string, unknown> = {
     ...(input.ip ? deps.geoip.lookup(input.ip) : {}),
     ...input.personProperties,
@@ -168,19 +195,7 @@ export async function gatherInputs(deps: GatherDeps, input: DecideInput, at: Dat
         })
       : undefined,
   ]);
-  return {
-    kind: 'ready',
-    source: loaded.source,
-    project,
-    overrides,
-    person,
-    groupRefs,
-    storedGroups,
-    hashKeyOverrides,
-    staticCohorts,
-    failed,
-    lookups,
-  };
+  return { overrides, person, groupRefs, storedGroups, hashKeyOverrides, staticCohorts, failed, lookups };
 }
 
 // The project as if it held only the requested flags, so that nothing another flag needs is
