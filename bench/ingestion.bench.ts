@@ -9,8 +9,13 @@
 // broker also keeps only ~5 MB per partition, so the topic has 48 partitions (~2 MB each) and
 // the log start offsets are checked before consuming: the benchmark fails loudly if anything
 // was trimmed.
+//
+// BENCH_CPU_PROF=<dir> writes a V8 CPU profile of each worker process into <dir> (open it in
+// Chrome DevTools or speedscope). Node refuses --cpu-prof in NODE_OPTIONS, so the worker gets a
+// small preload that runs the inspector's profiler and writes the profile when the process exits.
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import {
   createPgPool,
@@ -144,6 +149,33 @@ const partitionOf = (key: string) => partitionForKey(key, PARTITIONS);
 
 // --- helpers --------------------------------------------------------------------------------
 
+/** NODE_OPTIONS for a profiled worker, or nothing when BENCH_CPU_PROF is not set. */
+function profilerEnv(label: string): NodeJS.ProcessEnv {
+  const dir = process.env.BENCH_CPU_PROF;
+  if (!dir) return {};
+  fs.mkdirSync(dir, { recursive: true });
+  const out = path.resolve(dir, `ingestion-${label}`);
+  const preload = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sett-prof-')), 'profile.cjs');
+  // Profiler.stop answers synchronously on an in-process session, so 'exit' is late enough.
+  fs.writeFileSync(
+    preload,
+    `const inspector = require('node:inspector');
+const fs = require('node:fs');
+const session = new inspector.Session();
+session.connect();
+session.post('Profiler.enable');
+session.post('Profiler.setSamplingInterval', { interval: 200 });
+session.post('Profiler.start');
+process.on('exit', () => {
+  session.post('Profiler.stop', (err, res) => {
+    if (!err) fs.writeFileSync(${JSON.stringify(out)} + '-' + process.pid + '.cpuprofile', JSON.stringify(res.profile));
+  });
+});
+`,
+  );
+  return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim() };
+}
+
 async function freshDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `sett_bench_${label}_${randomBytes(3).toString('hex')}`;
   const url = withDatabase(serverUrl, name);
@@ -251,6 +283,7 @@ async function drain(label: string, personless: boolean) {
         INGESTION_MAX_WAIT_MS: '100',
         LOG_FORMAT: 'json',
         LOG_LEVEL: 'info',
+        ...profilerEnv(label),
       },
       /ingestion consumers started/,
     );

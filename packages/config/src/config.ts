@@ -195,7 +195,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     },
     ingestion: {
       topics: ingestionTopics(env),
-      batchSize: int(env, 'INGESTION_MAX_BATCH_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
+      /** Bytes fetched per partition per batch (INGESTION_MAX_BATCH_BYTES), not a message count. */
+      maxBatchBytes: int(env, 'INGESTION_MAX_BATCH_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
       sessionTimeoutMs: int(env, 'INGESTION_SESSION_TIMEOUT_MS', 30_000, 1000, 600_000),
       heartbeatIntervalMs: int(env, 'INGESTION_HEARTBEAT_INTERVAL_MS', 3_000, 100, 60_000),
       maxWaitTimeMs: int(env, 'INGESTION_MAX_WAIT_MS', 500, 10, 60_000),

@@ -51,7 +51,7 @@ async function main() {
     logger,
     registry,
     config: config.ingestion,
-    tokenCacheTtlMs: config.capture.tokenCacheTtlMs,
+    tokenCacheTtlMs: config.tokenCache.ttlMs,
     messageMaxBytes: config.kafka.messageMaxBytes,
   });
 

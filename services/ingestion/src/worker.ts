@@ -28,7 +28,7 @@ import { createTeamResolver } from './teams/team-resolver';
 export type IngestionWorkerConfig = Pick<
   Config['ingestion'],
   | 'topics'
-  | 'batchSize'
+  | 'maxBatchBytes'
   | 'sessionTimeoutMs'
   | 'heartbeatIntervalMs'
   | 'maxWaitTimeMs'
@@ -104,7 +104,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
   // decide reads group type mappings from Redis: publish a project's mapping when it changed,
   // and once per process for every project seen (heals a crash between commit and publish).
   const published = new Set<number>();
-  const afterCommit = async (result: WriteBatchResult) => {
+  const afterPostgresCommit = async (result: WriteBatchResult) => {
     const redis = deps.redis;
     if (!redis) return;
     for (const [teamId, mapping] of result.groupTypes) {
@@ -124,7 +124,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     metrics,
     health,
     retry: deps.retry,
-    afterCommit,
+    afterPostgresCommit,
   });
   const runners = plans.map((plan) => ({
     plan,
@@ -141,7 +141,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
       sessionTimeout: config.sessionTimeoutMs,
       heartbeatInterval: config.heartbeatIntervalMs,
       maxWaitTimeInMs: config.maxWaitTimeMs,
-      maxBytesPerPartition: config.batchSize,
+      maxBytesPerPartition: config.maxBatchBytes,
       partitionsConsumedConcurrently: config.partitionsConcurrently,
       restart: deps.restart,
       onRestart: ({ groupId }) => metrics.consumerRestarts.inc({ group: groupId }),

@@ -43,16 +43,27 @@ export async function insertEvents(client: PoolClient, rows: EventRow[]): Promis
  * Which of these events are stored already. The batch transaction writes an event together
  * with its person and group effects, so a stored event's effects are stored too: skipping it
  * on redelivery keeps person updates exactly-once in effect (versions do not move either).
+ *
+ * `uuid = ANY(array)` rather than a join on unnest: events is partitioned by uuid range, and only
+ * a constant list lets the planner prune to the partitions those uuids fall in and probe the
+ * uuid index there. A join has to visit every partition, and on a partition whose statistics
+ * are stale (a fresh database filling up) it picked a team_id index scan per key: quadratic.
+ * The team is checked here, on the few rows found.
  */
 export async function findStoredEvents(
   client: PoolClient,
   keys: Array<{ teamId: number; uuid: string }>,
 ): Promise<Set<string>> {
   if (keys.length === 0) return new Set();
+  const wanted = new Set(keys.map((k) => `${k.teamId}:${k.uuid}`));
   const { rows } = await client.query<{ team_id: number; uuid: string }>(
-    `SELECT e.team_id, e.uuid FROM events e
-       JOIN unnest($1::int[], $2::uuid[]) AS k(team_id, uuid) ON e.team_id = k.team_id AND e.uuid = k.uuid`,
-    [keys.map((k) => k.teamId), keys.map((k) => k.uuid)],
+    'SELECT team_id, uuid FROM events WHERE uuid = ANY($1::uuid[])',
+    [[...new Set(keys.map((k) => k.uuid))]],
   );
-  return new Set(rows.map((r) => `${r.team_id}:${r.uuid}`));
+  const stored = new Set<string>();
+  for (const r of rows) {
+    const key = `${r.team_id}:${r.uuid}`;
+    if (wanted.has(key)) stored.add(key);
+  }
+  return stored;
 }

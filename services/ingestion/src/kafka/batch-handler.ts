@@ -7,6 +7,7 @@
 // which are dead-lettered while the rest is stored. Infrastructure failures (Postgres, Kafka,
 // Redis down or timing out; lost races) are retried here with backoff for as long as it takes,
 // holding the partition, and readiness reports false meanwhile (see pipeline/failure-kind.ts).
+// Each batch ends with one info log line: partition, offsets, counts, persons, duration.
 import type { Pool } from 'pg';
 import type { KafkaMessage } from 'kafkajs';
 import type { BatchContext, ConsumerBatch } from '@sett/kafka';
@@ -17,6 +18,7 @@ import { writeIsolatingRejected } from '../pipeline/isolate-rejected';
 import { prepareMessage } from '../pipeline/prepare';
 import {
   dlq,
+  type DropReason,
   type IngestionWarning,
   type PreparedEvent,
   type StepResult,
@@ -44,8 +46,12 @@ export type BatchHandlerDeps = {
   retry?: { initialMs?: number; maxMs?: number };
   /** The batch write (tests inject failures); default writeBatch. */
   writeBatch?: (pool: Pool, events: TeamEvent[]) => Promise<WriteBatchResult>;
-  /** Runs after the commit (e.g. publish new group type mappings); failures are logged only. */
-  afterCommit?: (result: WriteBatchResult) => Promise<void>;
+  /**
+   * Runs once the batch is committed in Postgres, before the consumer commits its Kafka offsets
+   * (e.g. publish new group type mappings to Redis). Failures are logged only: a crash here
+   * redelivers a batch whose rows are already stored, which is harmless.
+   */
+  afterPostgresCommit?: (result: WriteBatchResult) => Promise<void>;
 };
 
 /** Which partitions are currently stuck retrying; the worker is not ready while any is. */
@@ -75,6 +81,17 @@ export function isDataError(error: unknown): boolean {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** One batch's messages after decoding: what goes on, and what was dropped or dead-lettered. */
+type Triage = {
+  prepared: PreparedEvent[];
+  byOffset: Map<string, KafkaMessage>;
+  dead: DeadLetter[];
+  drops: Map<DropReason, number>;
+};
+
+const countDrop = (drops: Map<DropReason, number>, reason: DropReason) =>
+  drops.set(reason, (drops.get(reason) ?? 0) + 1);
 
 export function createBatchHandler(deps: BatchHandlerDeps) {
   const { logger, metrics, health } = deps;
@@ -149,16 +166,10 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
     }
   }
 
-  return async function handleBatch(batch: ConsumerBatch, ctx: BatchContext): Promise<void> {
-    const started = process.hrtime.bigint();
+  /** Decodes and validates every message; what cannot be ingested is dropped or dead-lettered. */
+  function prepareBatch(batch: ConsumerBatch): Triage {
     const { topic, partition } = batch;
-    const key = `${topic}/${partition}`;
-    const byOffset = new Map<string, KafkaMessage>();
-    const prepared: PreparedEvent[] = [];
-    const dead: DeadLetter[] = [];
-    const drops = new Map<string, number>();
-    const dropped = (reason: string) => drops.set(reason, (drops.get(reason) ?? 0) + 1);
-
+    const t: Triage = { prepared: [], byOffset: new Map(), dead: [], drops: new Map() };
     for (const m of batch.messages) {
       let r: StepResult<PreparedEvent>;
       try {
@@ -168,97 +179,160 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
         r = dlq(`failed to prepare: ${describeFailure(error as Error)}`);
       }
       if (r.kind === 'ok') {
-        prepared.push(r.value);
-        byOffset.set(m.offset, m);
-      } else if (r.kind === 'drop') dropped(r.reason);
-      else dead.push({ topic, partition, offset: m.offset, reason: r.reason, value: m.value });
+        t.prepared.push(r.value);
+        t.byOffset.set(m.offset, m);
+      } else if (r.kind === 'drop') countDrop(t.drops, r.reason);
+      else t.dead.push({ topic, partition, offset: m.offset, reason: r.reason, value: m.value });
     }
+    return t;
+  }
 
-    if (dead.length > 0) await untilDone('dead_letter', key, ctx, () => deps.sendDeadLetters(dead));
-
-    // Tokens: each distinct token once per batch.
-    const tokens = [...new Set(prepared.map((e) => e.token))];
+  /** Each distinct token resolved once; unknown tokens and repeated uuids are dropped. */
+  async function attachTeams(t: Triage, key: string, ctx: BatchContext): Promise<TeamEvent[]> {
+    const tokens = [...new Set(t.prepared.map((e) => e.token))];
     const teamIds = await untilDone(
       'resolve_team',
       key,
       ctx,
       async () =>
-        new Map(await Promise.all(tokens.map(async (t) => [t, await deps.teams.resolve(t)] as const))),
+        new Map(await Promise.all(tokens.map(async (tk) => [tk, await deps.teams.resolve(tk)] as const))),
     );
     const events: TeamEvent[] = [];
     const seen = new Set<string>();
-    for (const e of prepared) {
+    for (const e of t.prepared) {
       const teamId = teamIds.get(e.token);
       if (teamId === null || teamId === undefined) {
-        dropped('unknown_token');
+        countDrop(t.drops, 'unknown_token');
         continue;
       }
       // Capture may retry a send: one uuid is one event, the first delivery wins.
       const id = `${teamId}:${e.uuid}`;
       if (seen.has(id)) {
-        dropped('duplicate_in_batch');
+        countDrop(t.drops, 'duplicate_in_batch');
         continue;
       }
       seen.add(id);
-      events.push({ ...e, teamId });
+      // The prepared event becomes the team event in place: nothing else holds it, and a batch
+      // of a few thousand copies is garbage the write does not need.
+      const teamEvent = e as TeamEvent;
+      teamEvent.teamId = teamId;
+      events.push(teamEvent);
     }
+    return events;
+  }
 
-    // One write on the happy path; refused data is isolated by bisection (each half retried
-    // on infrastructure failures like the whole), and the rows refused alone are dead-lettered.
-    let results: WriteBatchResult[] = [];
-    if (events.length > 0) {
-      const outcome = await writeIsolatingRejected(
-        events,
-        (part) => untilDone('postgres', key, ctx, () => write(deps.pool, part)),
-        (error) => error instanceof RejectedError,
-      );
-      results = outcome.results;
-      if (outcome.rejected.length > 0) {
-        const letters = outcome.rejected.map(({ item, error }) => ({
-          topic,
-          partition,
-          offset: item.offset,
-          reason: `rejected while writing: ${describeFailure((error as RejectedError).original)}`,
-          value: byOffset.get(item.offset)?.value ?? null,
-        }));
-        logger.warn('events refused by Postgres or the person and group rules; dead-lettering them', {
-          partition: key,
-          events: events.length,
-          refused: letters.length,
-          writes: outcome.writes,
-          firstReason: letters[0]?.reason,
-        });
-        metrics.isolationWrites.inc(outcome.writes);
-        await untilDone('dead_letter', key, ctx, () => deps.sendDeadLetters(letters));
-        dead.push(...letters);
-      }
-    }
-
-    // Committed: count, and tell Redis about new group types.
-    for (const e of events) noteWarnings(e);
-    for (const [reason, n] of drops) metrics.drops.inc({ reason }, n);
-    if (dead.length > 0) {
-      metrics.deadLetters.inc({ topic }, dead.length);
-      logger.warn('messages sent to the dead letter topic', {
+  /**
+   * One write on the happy path; refused data is isolated by bisection (each half retried on
+   * infrastructure failures like the whole), and the rows refused alone are dead-lettered.
+   */
+  async function writeEvents(
+    batch: ConsumerBatch,
+    t: Triage,
+    events: TeamEvent[],
+    ctx: BatchContext,
+  ): Promise<WriteBatchResult[]> {
+    if (events.length === 0) return [];
+    const { topic, partition } = batch;
+    const key = `${topic}/${partition}`;
+    const outcome = await writeIsolatingRejected(
+      events,
+      (part) => untilDone('postgres', key, ctx, () => write(deps.pool, part)),
+      (error) => error instanceof RejectedError,
+    );
+    if (outcome.rejected.length > 0) {
+      const letters = outcome.rejected.map(({ item, error }) => ({
+        topic,
+        partition,
+        offset: item.offset,
+        reason: `rejected while writing: ${describeFailure((error as RejectedError).original)}`,
+        value: t.byOffset.get(item.offset)?.value ?? null,
+      }));
+      logger.warn('events refused by Postgres or the person and group rules; dead-lettering them', {
         partition: key,
-        count: dead.length,
-        firstReason: dead[0]?.reason,
+        events: events.length,
+        refused: letters.length,
+        writes: outcome.writes,
+        firstReason: letters[0]?.reason,
+      });
+      metrics.isolationWrites.inc(outcome.writes);
+      await untilDone('dead_letter', key, ctx, () => deps.sendDeadLetters(letters));
+      t.dead.push(...letters);
+    }
+    return outcome.results;
+  }
+
+  /** Stored: count, log the batch's line, and run the after-Postgres-commit step. */
+  async function finishBatch(
+    batch: ConsumerBatch,
+    t: Triage,
+    events: TeamEvent[],
+    results: WriteBatchResult[],
+    started: bigint,
+  ): Promise<void> {
+    const { topic, partition } = batch;
+    for (const e of events) if (e.warnings.length > 0) noteWarnings(e);
+    let dropped = 0;
+    for (const [reason, n] of t.drops) {
+      metrics.drops.inc({ reason }, n);
+      dropped += n;
+    }
+    if (t.dead.length > 0) {
+      metrics.deadLetters.inc({ topic }, t.dead.length);
+      logger.warn('messages sent to the dead letter topic', {
+        partition: `${topic}/${partition}`,
+        count: t.dead.length,
+        firstReason: t.dead[0]?.reason,
       });
     }
-    let inserted = 0;
+    const sum = { inserted: 0, alreadyStored: 0, personsCreated: 0, personsUpdated: 0, merges: 0 };
     for (const r of results) {
-      inserted += r.inserted;
+      sum.inserted += r.inserted;
+      sum.alreadyStored += r.alreadyStored;
+      sum.personsCreated += r.personsCreated;
+      sum.personsUpdated += r.personsUpdated;
+      sum.merges += r.merges;
       metrics.alreadyStored.inc(r.alreadyStored);
       metrics.merges.inc(r.merges);
       metrics.refusedMerges.inc(r.refusedMerges);
       metrics.groupTypeLimit.inc(r.groupTypeLimited);
-      if (deps.afterCommit)
+      if (deps.afterPostgresCommit)
         await deps
-          .afterCommit(r)
-          .catch((error: Error) => logger.warn('after-commit step failed', { error: error.message }));
+          .afterPostgresCommit(r)
+          .catch((error: Error) =>
+            logger.warn('after-Postgres-commit step failed', { error: error.message }),
+          );
     }
-    metrics.events.inc({ topic }, inserted);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    metrics.events.inc({ topic }, sum.inserted);
     metrics.batchSize.observe({ topic }, batch.messages.length);
-    metrics.batchDuration.observe({ topic }, Number(process.hrtime.bigint() - started) / 1e9);
+    metrics.batchDuration.observe({ topic }, seconds);
+    logger.info('batch ingested', {
+      topic,
+      partition,
+      firstOffset: batch.messages[0]?.offset,
+      lastOffset: batch.messages.at(-1)?.offset,
+      messages: batch.messages.length,
+      stored: sum.inserted,
+      alreadyStored: sum.alreadyStored,
+      dropped,
+      deadLettered: t.dead.length,
+      personsCreated: sum.personsCreated,
+      personsUpdated: sum.personsUpdated,
+      merges: sum.merges,
+      durationMs: Math.round(seconds * 1000),
+    });
+  }
+
+  return async function handleBatch(batch: ConsumerBatch, ctx: BatchContext): Promise<void> {
+    const started = process.hrtime.bigint();
+    const key = `${batch.topic}/${batch.partition}`;
+    const triage = prepareBatch(batch);
+    if (triage.dead.length > 0) {
+      const dead = [...triage.dead];
+      await untilDone('dead_letter', key, ctx, () => deps.sendDeadLetters(dead));
+    }
+    const events = await attachTeams(triage, key, ctx);
+    const results = await writeEvents(batch, triage, events, ctx);
+    await finishBatch(batch, triage, events, results, started);
   };
 }

@@ -1,9 +1,20 @@
-// One batch, one Postgres transaction: events already stored are skipped (their person and
-// group effects were committed with them), persons are loaded and locked, the batch's person
-// intents are applied in order in memory and written set-based, group types and groups are
-// upserted, and all events go in with one bulk insert. Lock order is fixed (persons by id,
-// then group type mappings, then groups by key, then events) so concurrent workers do not
-// deadlock in the common case; the rare deadlock or lost race is retried by the caller.
+// One batch, one Postgres transaction, in this order:
+// 1. skip events an earlier delivery stored (their person and group effects were committed
+//    with them);
+// 2. resolve group types (a new type is created on first sight, up to five per project);
+// 3. plan persons from an unlocked read: the batch's intents run in order in memory, and each
+//    event gets its person's uuid (persons/person-writer.ts);
+// 4. insert all events with one bulk insert;
+// 5. lock the persons the plan changes, plan again from a fresh read, write the plan;
+// 6. upsert the $groupidentify groups, sorted by key.
+// The event insert comes before any person is locked, so the locks that make concurrent
+// batches wait on each other are held only for steps 5, 6 and the commit.
+//
+// Round trips, happy path: BEGIN, the redelivery check (only with person or group work), the
+// person read, the event insert, the lock and a second read (only when the plan changes stored
+// persons), the person writes (creates, distinct ids, merges: three, updates; each only when
+// needed; a savepoint first when the plan creates anything), the group statements (only with
+// $groups or $groupidentify), COMMIT.
 import type { Pool, PoolClient } from 'pg';
 import { findStoredEvents, insertEvents, type EventRow } from '../events/event-writer';
 import {
@@ -14,9 +25,7 @@ import {
   type GroupUpsert,
 } from '../groups/group-rules';
 import { ensureGroupType, loadGroupTypeMappings, upsertGroups } from '../groups/group-store';
-import { personKey, simulatePersonBatch } from '../persons/person-batch';
-import { personIntentOf, type PersonIntent } from '../persons/person-rules';
-import { applyPersonPlan, loadPersonsForUpdate, personUuidFor } from '../persons/person-store';
+import { planPersons, writePersons } from '../persons/person-writer';
 import type { TeamEvent } from './types';
 
 export type WriteBatchResult = {
@@ -37,6 +46,14 @@ export type WriteBatchResult = {
   newGroupTypeTeams: Set<number>;
 };
 
+type GroupWork = {
+  groupTypes: Map<number, GroupTypeMapping>;
+  newGroupTypeTeams: Set<number>;
+  limited: number;
+  /** One per group, sorted by key. */
+  upserts: GroupUpsert[];
+};
+
 const hasGroups = (e: TeamEvent) =>
   e.event === '$groupidentify' || (typeof e.properties.$groups === 'object' && e.properties.$groups !== null);
 
@@ -44,67 +61,51 @@ export async function writeBatchInTransaction(
   client: PoolClient,
   events: TeamEvent[],
 ): Promise<WriteBatchResult> {
-  // 1. Redelivery: only events with effects beyond their own row need the check.
-  let todo = events;
-  let alreadyStored = 0;
-  if (events.some((e) => e.processPerson || e.event === '$groupidentify')) {
-    const stored = await findStoredEvents(client, events);
-    if (stored.size > 0) {
-      todo = events.filter((e) => !stored.has(`${e.teamId}:${e.uuid}`));
-      alreadyStored = events.length - todo.length;
-    }
-  }
+  const todo = await skipStoredEvents(client, events);
+  const groups = await resolveGroups(client, todo);
+  const personWork = await planPersons(client, todo);
+  const inserted = await insertEvents(client, eventRows(todo, personWork.personUuids, groups.groupTypes));
+  const persons = await writePersons(client, todo, personWork);
+  await upsertGroups(client, groups.upserts);
+  return {
+    inserted,
+    alreadyStored: events.length - todo.length,
+    personsCreated: persons.created,
+    personsUpdated: persons.updated,
+    merges: persons.merges,
+    refusedMerges: persons.refusedMerges,
+    groupTypeLimited: groups.limited,
+    groupsUpserted: groups.upserts.length,
+    groupTypes: groups.groupTypes,
+    newGroupTypeTeams: groups.newGroupTypeTeams,
+  };
+}
 
-  // 2. Persons, in event order.
-  const personEvents: Array<{ index: number; teamId: number; timestamp: string; intent: PersonIntent }> = [];
-  todo.forEach((e, index) => {
-    if (e.processPerson)
-      personEvents.push({
-        index,
-        teamId: e.teamId,
-        timestamp: e.timestamp,
-        intent: personIntentOf(e.event, e.distinctId, e.properties),
-      });
-  });
-  const personUuidByIndex = new Map<number, string>();
-  let personsCreated = 0;
-  let personsUpdated = 0;
-  let merges = 0;
-  let refusedMerges = 0;
-  if (personEvents.length > 0) {
-    const keys = new Map<string, { teamId: number; distinctId: string }>();
-    const addKey = (teamId: number, distinctId: string) =>
-      keys.set(personKey(teamId, distinctId), { teamId, distinctId });
-    for (const { teamId, intent } of personEvents) {
-      if (intent.kind === 'update') addKey(teamId, intent.distinctId);
-      else {
-        addKey(teamId, intent.targetDistinctId);
-        addKey(teamId, intent.sourceDistinctId);
-      }
-    }
-    const loaded = await loadPersonsForUpdate(client, [...keys.values()]);
-    const { personUuids, plan } = simulatePersonBatch(personEvents, loaded, personUuidFor);
-    await applyPersonPlan(client, plan);
-    personEvents.forEach((p, i) => personUuidByIndex.set(p.index, personUuids[i] as string));
-    personsCreated = plan.creates.length;
-    personsUpdated = plan.updates.length;
-    merges = plan.mergeCount;
-    refusedMerges = plan.refusedMerges;
-  }
+/** Redelivery: only events with effects beyond their own row need the check. */
+async function skipStoredEvents(client: PoolClient, events: TeamEvent[]): Promise<TeamEvent[]> {
+  if (!events.some((e) => e.processPerson || e.event === '$groupidentify')) return events;
+  const stored = await findStoredEvents(client, events);
+  return stored.size === 0 ? events : events.filter((e) => !stored.has(`${e.teamId}:${e.uuid}`));
+}
 
-  // 3. Group types and groups.
-  const groupTeams = [...new Set(todo.filter(hasGroups).map((e) => e.teamId))];
-  const groupTypes = await loadGroupTypeMappings(client, groupTeams);
-  const newGroupTypeTeams = new Set<number>();
+/** Group types (created on first sight, up to five per project) and the $groupidentify upserts. */
+async function resolveGroups(client: PoolClient, events: TeamEvent[]): Promise<GroupWork> {
+  const groupTeams = [...new Set(events.filter(hasGroups).map((e) => e.teamId))];
+  const outcome: GroupWork = {
+    groupTypes: await loadGroupTypeMappings(client, groupTeams),
+    newGroupTypeTeams: new Set<number>(),
+    limited: 0,
+    upserts: [],
+  };
+  if (groupTeams.length === 0) return outcome;
   const upserts: GroupUpsert[] = [];
-  let groupTypeLimited = 0;
-  for (const e of todo) {
+  for (const e of events) {
     const identify = groupIdentifyOf(e.event, e.properties);
     if (!identify) continue;
-    const mapping = groupTypes.get(e.teamId) as GroupTypeMapping;
+    const mapping = outcome.groupTypes.get(e.teamId) as GroupTypeMapping;
     const { index, created } = await ensureGroupType(client, e.teamId, identify.groupType, mapping);
-    if (created) newGroupTypeTeams.add(e.teamId);
-    if (index === null) groupTypeLimited++;
+    if (created) outcome.newGroupTypeTeams.add(e.teamId);
+    if (index === null) outcome.limited++;
     else
       upserts.push({
         teamId: e.teamId,
@@ -113,34 +114,25 @@ export async function writeBatchInTransaction(
         set: identify.set,
       });
   }
-  const folded = foldGroupUpserts(upserts);
-  await upsertGroups(client, folded);
+  outcome.upserts = foldGroupUpserts(upserts);
+  return outcome;
+}
 
-  // 4. Events.
-  const rows: EventRow[] = todo.map((e, index) => ({
+function eventRows(
+  events: TeamEvent[],
+  personUuids: Array<string | null>,
+  groupTypes: Map<number, GroupTypeMapping>,
+): EventRow[] {
+  return events.map((e, i) => ({
     uuid: e.uuid,
     teamId: e.teamId,
     event: e.event,
     distinctId: e.distinctId,
-    personUuid: personUuidByIndex.get(index) ?? null,
+    personUuid: personUuids[i] ?? null,
     propertiesJson: e.propertiesJson,
     timestamp: e.timestamp,
     groups: groupColumns(groupTypes.get(e.teamId), e.properties),
   }));
-  const inserted = await insertEvents(client, rows);
-
-  return {
-    inserted,
-    alreadyStored,
-    personsCreated,
-    personsUpdated,
-    merges,
-    refusedMerges,
-    groupTypeLimited,
-    groupsUpserted: folded.length,
-    groupTypes,
-    newGroupTypeTeams,
-  };
 }
 
 export async function writeBatch(pool: Pool, events: TeamEvent[]): Promise<WriteBatchResult> {

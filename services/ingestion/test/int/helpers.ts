@@ -146,7 +146,7 @@ export function startWorker(
     registry,
     config: {
       topics: ['main', 'overflow', 'historical'],
-      batchSize: 1024 * 1024,
+      maxBatchBytes: 1024 * 1024,
       partitionsConcurrently: 2,
       ...FAST,
       ...opts.config,
