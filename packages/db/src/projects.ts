@@ -10,7 +10,10 @@ export async function findProjectByToken(
   db: SqlRunner,
   token: string,
 ): Promise<{ teamId: number; organizationId: string } | null> {
-  const { rows } = await db.query('SELECT id, organization_id FROM teams WHERE api_token = $1 AND deleted_at IS NULL', [token]);
+  const { rows } = await db.query(
+    'SELECT id, organization_id FROM teams WHERE api_token = $1 AND deleted_at IS NULL',
+    [token],
+  );
   const row = rows[0] as { id: number; organization_id: string } | undefined;
   return row ? { teamId: row.id, organizationId: row.organization_id } : null;
 }
