@@ -3,12 +3,7 @@
 // persons to create, distinct ids to add, persons merged away (their distinct ids move to the
 // survivor), and persons to update with their final properties. Pure, so the identify / alias /
 // merge semantics are unit tested without a database.
-import {
-  applyPropertyUpdate,
-  mergePersonProperties,
-  type PersonIntent,
-  type PropertyUpdate,
-} from './person-rules';
+import { applyPropertyUpdate, mergePersonProperties, type PersonIntent } from './person-rules';
 
 export type LoadedPerson = {
   id: string;
@@ -71,48 +66,116 @@ export function simulatePersonBatch(
   loaded: Map<string, LoadedPerson>,
   newUuid: (teamId: number, distinctId: string) => string,
 ): PersonBatchResult {
-  const byKey = new Map<string, PersonState>();
-  const byId = new Map<string, PersonState>();
-  const states: PersonState[] = [];
-  let mergeCount = 0;
-  let refusedMerges = 0;
+  const batch = new PersonBatch(loaded, newUuid);
+  const personUuids: string[] = [];
+  for (const event of events) personUuids.push(batch.apply(event).uuid);
+  return { personUuids, plan: batch.plan() };
+}
 
-  for (const [key, p] of loaded) {
-    let state = byId.get(p.id);
-    if (!state) {
-      state = {
-        ...p,
-        properties: { ...p.properties },
-        changed: false,
-        bumped: false,
-        mergedInto: null,
-        newDistinctIds: [],
-      };
-      byId.set(p.id, state);
-      states.push(state);
+/** The in-memory persons of one batch; each method is one rule of the simulation. */
+class PersonBatch {
+  private readonly byKey = new Map<string, PersonState>();
+  private readonly states: PersonState[] = [];
+  private mergeCount = 0;
+  private refusedMerges = 0;
+
+  constructor(
+    loaded: Map<string, LoadedPerson>,
+    private readonly newUuid: (teamId: number, distinctId: string) => string,
+  ) {
+    // Several distinct ids may name one person: one state per person.
+    const byId = new Map<string, PersonState>();
+    for (const [key, p] of loaded) {
+      let state = byId.get(p.id);
+      if (!state) {
+        state = {
+          ...p,
+          properties: { ...p.properties },
+          changed: false,
+          bumped: false,
+          mergedInto: null,
+          newDistinctIds: [],
+        };
+        byId.set(p.id, state);
+        this.states.push(state);
+      }
+      this.byKey.set(key, state);
     }
-    byKey.set(key, state);
   }
 
-  const get = (teamId: number, distinctId: string): PersonState | undefined => {
-    const s = byKey.get(personKey(teamId, distinctId));
+  /** Runs one event's intent; returns the person the event belongs to. */
+  apply({ teamId, timestamp, intent }: PersonEventInput): PersonState {
+    let person: PersonState;
+    if (intent.kind === 'update') {
+      person = this.get(teamId, intent.distinctId) ?? this.create(teamId, intent.distinctId, timestamp);
+      if (intent.identify) this.markIdentified(person);
+    } else {
+      person = this.join(
+        teamId,
+        intent.targetDistinctId,
+        intent.sourceDistinctId,
+        intent.guardIdentified,
+        timestamp,
+      );
+      this.markIdentified(person);
+    }
+    if (applyPropertyUpdate(person.properties, intent.update)) this.touch(person);
+    return person;
+  }
+
+  /** $identify / $create_alias: make the source's person part of the target's. */
+  private join(
+    teamId: number,
+    targetId: string,
+    sourceId: string,
+    guardIdentified: boolean,
+    timestamp: string,
+  ): PersonState {
+    const target = this.get(teamId, targetId);
+    const source = this.get(teamId, sourceId);
+    if (target && !source) {
+      this.addDistinctId(target, sourceId);
+      return target;
+    }
+    if (!target && source) {
+      this.addDistinctId(source, targetId);
+      return source;
+    }
+    if (target && source) {
+      if (target !== source) {
+        if (guardIdentified && source.isIdentified) this.refusedMerges++;
+        else this.merge(source, target);
+      }
+      return target;
+    }
+    const person = this.create(teamId, targetId, timestamp);
+    this.addDistinctId(person, sourceId);
+    return person;
+  }
+
+  private get(teamId: number, distinctId: string): PersonState | undefined {
+    const s = this.byKey.get(personKey(teamId, distinctId));
     return s ? follow(s) : undefined;
-  };
-  const touch = (p: PersonState) => {
+  }
+
+  /** A person gets one version bump per batch however often it changes (plus one per merge). */
+  private touch(p: PersonState): void {
     p.changed = true;
     if (!p.bumped) {
       p.version += 1;
       p.bumped = true;
     }
-  };
-  const addDistinctId = (p: PersonState, distinctId: string) => {
-    byKey.set(personKey(p.teamId, distinctId), p);
+  }
+
+  private addDistinctId(p: PersonState, distinctId: string): void {
+    this.byKey.set(personKey(p.teamId, distinctId), p);
     p.newDistinctIds.push(distinctId);
-  };
-  const create = (teamId: number, distinctId: string, timestamp: string): PersonState => {
+  }
+
+  private create(teamId: number, distinctId: string, timestamp: string): PersonState {
     const p: PersonState = {
       id: null,
-      uuid: newUuid(teamId, distinctId),
+      uuid: this.newUuid(teamId, distinctId),
       teamId,
       properties: {},
       isIdentified: false,
@@ -123,20 +186,19 @@ export function simulatePersonBatch(
       mergedInto: null,
       newDistinctIds: [],
     };
-    states.push(p);
-    addDistinctId(p, distinctId);
+    this.states.push(p);
+    this.addDistinctId(p, distinctId);
     return p;
-  };
-  const markIdentified = (p: PersonState) => {
+  }
+
+  private markIdentified(p: PersonState): void {
     if (!p.isIdentified) {
       p.isIdentified = true;
-      touch(p);
+      this.touch(p);
     }
-  };
-  const update = (p: PersonState, u: PropertyUpdate | null) => {
-    if (applyPropertyUpdate(p.properties, u)) touch(p);
-  };
-  const merge = (source: PersonState, target: PersonState) => {
+  }
+
+  private merge(source: PersonState, target: PersonState): void {
     target.properties = mergePersonProperties(target.properties, source.properties);
     target.isIdentified = target.isIdentified || source.isIdentified;
     if (source.createdAt < target.createdAt) target.createdAt = source.createdAt;
@@ -146,57 +208,29 @@ export function simulatePersonBatch(
     target.newDistinctIds.push(...source.newDistinctIds);
     source.newDistinctIds = [];
     source.mergedInto = target;
-    mergeCount++;
-  };
+    this.mergeCount++;
+  }
 
-  const personUuids: string[] = [];
-  for (const { teamId, timestamp, intent } of events) {
-    let person: PersonState;
-    if (intent.kind === 'update') {
-      person = get(teamId, intent.distinctId) ?? create(teamId, intent.distinctId, timestamp);
-      if (intent.identify) markIdentified(person);
-    } else {
-      const target = get(teamId, intent.targetDistinctId);
-      const source = get(teamId, intent.sourceDistinctId);
-      if (target && !source) {
-        person = target;
-        addDistinctId(target, intent.sourceDistinctId);
-      } else if (!target && source) {
-        person = source;
-        addDistinctId(source, intent.targetDistinctId);
-      } else if (target && source) {
-        person = target;
-        if (target !== source) {
-          if (intent.guardIdentified && source.isIdentified) refusedMerges++;
-          else merge(source, target);
-        }
-      } else {
-        person = create(teamId, intent.targetDistinctId, timestamp);
-        addDistinctId(person, intent.sourceDistinctId);
+  /** What the batch must write: creates, new distinct ids, merges, updates. */
+  plan(): PersonPlan {
+    const plan: PersonPlan = {
+      creates: [],
+      distinctIds: [],
+      merges: [],
+      updates: [],
+      mergeCount: this.mergeCount,
+      refusedMerges: this.refusedMerges,
+    };
+    for (const s of this.states) {
+      if (s.mergedInto) {
+        if (s.id !== null) plan.merges.push({ sourceId: s.id, target: follow(s) });
+        continue;
       }
-      markIdentified(person);
+      if (s.id === null) plan.creates.push(s);
+      else if (s.changed) plan.updates.push(s);
+      for (const distinctId of s.newDistinctIds)
+        plan.distinctIds.push({ teamId: s.teamId, distinctId, person: s });
     }
-    update(person, intent.update);
-    personUuids.push(person.uuid);
+    return plan;
   }
-
-  const plan: PersonPlan = {
-    creates: [],
-    distinctIds: [],
-    merges: [],
-    updates: [],
-    mergeCount,
-    refusedMerges,
-  };
-  for (const s of states) {
-    if (s.mergedInto) {
-      if (s.id !== null) plan.merges.push({ sourceId: s.id, target: follow(s) });
-      continue;
-    }
-    if (s.id === null) plan.creates.push(s);
-    else if (s.changed) plan.updates.push(s);
-    for (const distinctId of s.newDistinctIds)
-      plan.distinctIds.push({ teamId: s.teamId, distinctId, person: s });
-  }
-  return { personUuids, plan };
 }
