@@ -94,16 +94,16 @@ it('commits nothing while handleBatch throws, retries the batch, and commits onc
   expect((await working.lag())[0]).toMatchObject({ highWatermark: '5', lag: 0 });
   await working.stop();
 
-  // And a third member starts after the committed offset: it sees only new messages.
-  await produce('retried', ['f', 'g']);
+  // And a third member starts after the committed offset: it sees only new messages. The marker
+  // 'end' goes in after them: once it arrived, anything re-read from before would have too.
+  await produce('retried', ['f', 'g', 'end']);
   const third: string[] = [];
   const after = runner(groupId, 'retried', async (batch) => {
     for (const m of batch.messages) third.push(`${m.offset}:${m.value?.toString()}`);
   });
   await after.start();
-  await waitFor(() => third.length >= 2, 'the third member to read the new messages');
-  await new Promise((r) => setTimeout(r, 500));
-  expect(third).toEqual(['5:f', '6:g']);
+  await waitFor(() => third.includes('7:end'), 'the third member to read up to the marker');
+  expect(third).toEqual(['5:f', '6:g', '7:end']);
   await after.stop();
 });
 
@@ -112,11 +112,19 @@ it('stop() waits for the in-flight batch and commits it', async () => {
   const groupId = uniqueGroup('stopping');
   let inHandler = false;
   let finished = false;
+  const heartbeats: number[] = [];
   const slow = runner(groupId, 'stopping', async () => {
     inHandler = true;
-    // Longer than the session timeout: only the runner's heartbeats keep the partition ours.
-    await new Promise((r) => setTimeout(r, 4000));
+    // Held across heartbeats spanning more than the session timeout: only the runner's
+    // heartbeats during the batch keep the partition ours until it commits.
+    await waitFor(
+      () => heartbeats.length > 1 && heartbeats.at(-1)! - heartbeats[0]! > FAST_GROUP.sessionTimeout,
+      'heartbeats spanning the session timeout during the batch',
+    );
     finished = true;
+  });
+  slow.consumer.on(slow.consumer.events.HEARTBEAT, ({ timestamp }) => {
+    if (inHandler) heartbeats.push(timestamp);
   });
   await slow.start();
   await waitFor(() => inHandler, 'the batch to start');

@@ -1,5 +1,5 @@
 // Shared bits of the @sett/kafka integration tests: fast consumer settings for the dev broker
-// and a collector that reads a topic until it has seen enough.
+// and a collector that reads a topic until it has seen everything, shown by a marker message.
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
 
 export const FAST_GROUP = { sessionTimeout: 3000, heartbeatInterval: 300, maxWaitTimeInMs: 200 } as const;
@@ -29,30 +29,53 @@ export async function waitFor(
   }
 }
 
+const MARKER = '__end_of_test_messages__';
+
 /**
- * Reads `topic` from the beginning in a fresh group until `count` messages arrived, then waits
- * `settleMs` more so that extra (duplicate) deliveries would be seen too.
+ * Reads `topic` from the beginning in a fresh group until `count` messages arrived. Then, to
+ * show that nothing more (no duplicate) is there, it writes a marker to every partition and
+ * reads on until each marker came back: a partition is read in order, so whatever was in it
+ * before the marker has been seen. The markers are not returned.
  */
-export async function readAll(
-  kafka: Kafka,
-  topic: string,
-  count: number,
-  settleMs = 500,
-): Promise<Received[]> {
+export async function readAll(kafka: Kafka, topic: string, count: number): Promise<Received[]> {
   const received: Received[] = [];
+  const markersSeen = new Set<number>();
   const consumer: Consumer = kafka.consumer({ groupId: uniqueGroup('reader'), ...FAST_GROUP });
   await consumer.connect();
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
     await consumer.run({
       eachBatch: async ({ batch }) => {
-        for (const m of batch.messages) received.push(toReceived(batch.partition, m));
+        for (const m of batch.messages) {
+          if (m.value?.toString() === MARKER) markersSeen.add(batch.partition);
+          else received.push(toReceived(batch.partition, m));
+        }
       },
     });
     await waitFor(() => received.length >= count, `${count} messages on ${topic} (got ${received.length})`);
-    await new Promise((r) => setTimeout(r, settleMs));
+    const partitions = await writeMarkers(kafka, topic);
+    await waitFor(
+      () => partitions.every((p) => markersSeen.has(p)),
+      `the end markers of ${topic} (partitions ${partitions.join(', ')})`,
+    );
   } finally {
     await consumer.disconnect();
   }
   return received;
+}
+
+async function writeMarkers(kafka: Kafka, topic: string): Promise<number[]> {
+  const admin = kafka.admin();
+  await admin.connect();
+  const partitions = (await admin.fetchTopicOffsets(topic)).map((o) => o.partition);
+  await admin.disconnect();
+  const producer = kafka.producer({ allowAutoTopicCreation: false });
+  await producer.connect();
+  await producer.send({
+    topic,
+    acks: -1,
+    messages: partitions.map((partition) => ({ partition, value: MARKER })),
+  });
+  await producer.disconnect();
+  return partitions;
 }
