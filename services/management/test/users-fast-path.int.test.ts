@@ -2,7 +2,7 @@
 // routes answer: the same request spelled with a percent-encoded character is left to Express,
 // so each pair below compares the two paths byte for byte, errors included.
 import type { IncomingMessage } from 'node:http';
-import { matchUserRead } from '../src/users/user-fast-path';
+import { matchUserRead, stringifyPage } from '../src/users/user-fast-path';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
 let h: Harness;
@@ -72,4 +72,16 @@ test('which requests the fast path claims', () => {
     ['GET', '/api/users'],
   ])
     expect([method, url, m(method!, url!)]).toEqual([method, url, undefined]);
+});
+
+test('stringifyPage writes shared organizations once and the same text as JSON.stringify', () => {
+  const org = { id: 'o', name: 'Org "quoted" \u2028', teams: [{ id: 1, name: 'x' }] };
+  const team = { id: 1, name: 'x' };
+  const users = [
+    { uuid: 'a', team, organization: org, first_name: '\u0000-free but odd: "\\u0000' },
+    { uuid: 'b', team: null, organization: org, first_name: 'b' },
+    { uuid: 'c', team, organization: null, first_name: 'c' },
+  ] as unknown as Parameters<typeof stringifyPage>[1];
+  const envelope = { count: 3, next: null, previous: null, results: users };
+  expect(stringifyPage(envelope, users)).toBe(JSON.stringify(envelope));
 });

@@ -16,6 +16,7 @@ import { envelope, parsePage, requestOrigin } from '../pagination/pagination';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { parseBooleanQuery } from './user-routes';
 import type { UserService } from './user-service';
+import type { UserJson } from './user-views';
 import { viewerOf } from './viewer';
 
 export type UserFastRoute =
@@ -55,6 +56,32 @@ export function matchUserRead(req: IncomingMessage, path: string): UserFastRoute
   return m && !url.includes('?') ? { kind: 'retrieve', id: m[1]! } : undefined;
 }
 
+// A NUL cannot occur in stored text (Postgres refuses it, the input rules too), so a string
+// starting with one is a safe placeholder in the JSON text.
+const PLACEHOLDER_RE = /"\\u0000(\d+)"/g;
+
+/**
+ * The list envelope as JSON, with each distinct nested organization and team serialised once:
+ * every user of a page usually shares one current organization (with all its projects), which
+ * is most of the bytes; JSON.stringify would write it out anew for each of them.
+ */
+export function stringifyPage(envelope: object, results: readonly UserJson[]): string {
+  const shared: string[] = [];
+  const index = new Map<object, number>();
+  const slot = (value: object | null): unknown => {
+    if (value === null) return null;
+    let i = index.get(value);
+    if (i === undefined) {
+      i = shared.push(JSON.stringify(value)) - 1;
+      index.set(value, i);
+    }
+    return `\u0000${i}`;
+  };
+  const users = results.map((u) => ({ ...u, team: slot(u.team), organization: slot(u.organization) }));
+  const text = JSON.stringify({ ...envelope, results: users });
+  return text.replace(PLACEHOLDER_RE, (_m, i: string) => shared[Number(i)]!);
+}
+
 export function createUserReadHandler(deps: {
   authenticator: KeyAuthenticator;
   limiter: RateLimiter;
@@ -71,6 +98,7 @@ export function createUserReadHandler(deps: {
       if (!decision.ok) throw new RateLimitedError(decision.retryAfterSeconds);
       requireScope(auth, 'user:read');
       let body: unknown;
+      let json: string | undefined;
       if (route.kind === 'retrieve') body = await deps.users.retrieve(viewerOf(auth), route.id);
       else {
         const page = parsePage(route.query);
@@ -82,8 +110,9 @@ export function createUserReadHandler(deps: {
           query: route.query,
         };
         body = envelope(info, page, count, results);
+        json = stringifyPage(body as object, results);
       }
-      const json = JSON.stringify(body);
+      json ??= JSON.stringify(body);
       res.statusCode = 200;
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
       res.setHeader('Content-Length', Buffer.byteLength(json));

@@ -57,6 +57,21 @@ export function buildUserViews(viewer: Viewer, users: UserViewRow[], visibleOrgs
   const orgById = new Map(visibleOrgs.map((o) => [o.id, o]));
   const level = (orgId: string) => viewer.levels.get(orgId) ?? null;
 
+  // Users of a page mostly share their current organization and project: one JSON object each
+  // (built once; the list serialiser also writes each once, see stringifyPage).
+  const orgJsonById = new Map<string, ReturnType<typeof organizationJson>>();
+  const teamJsonById = new Map<number, ReturnType<typeof teamJson>>();
+  const orgJson = (o: OrganizationViewRow) => {
+    let j = orgJsonById.get(o.id);
+    if (!j) orgJsonById.set(o.id, (j = organizationJson(o, o.teams ?? [], level(o.id), o.memberCount ?? 0)));
+    return j;
+  };
+  const teamJsonOf = (t: TeamRow) => {
+    let j = teamJsonById.get(t.id);
+    if (!j) teamJsonById.set(t.id, (j = teamJson(t)));
+    return j;
+  };
+
   return users.map((u) => {
     const currentOrg = u.currentOrganizationId ? orgById.get(u.currentOrganizationId) : undefined;
     const orgTeams = currentOrg?.teams ?? [];
@@ -78,10 +93,8 @@ export function buildUserViews(viewer: Viewer, users: UserViewRow[], visibleOrgs
       is_impersonated: false,
       is_impersonated_until: null,
       sensitive_session_expires_at: null,
-      team: currentTeam ? teamJson(currentTeam) : null,
-      organization: currentOrg
-        ? organizationJson(currentOrg, orgTeams, level(currentOrg.id), currentOrg.memberCount ?? 0)
-        : null,
+      team: currentTeam ? teamJsonOf(currentTeam) : null,
+      organization: currentOrg ? orgJson(currentOrg) : null,
       organizations: u.memberships
         .map((m) => orgById.get(m.organizationId))
         .filter((o): o is OrganizationViewRow => o !== undefined)
