@@ -1,10 +1,11 @@
 // The person step of a batch, in two halves around the event insert, so that the persons a
 // batch changes stay locked for as short a time as possible:
 // 1. planPersons (before the event insert, no locks): read every person the batch names, run
-//    the batch's intents in memory, and stamp each event with its person's uuid.
+//    the batch's intents in memory, and stamp each event with its person's uuid. Events the
+//    insert finds stored already (an earlier delivery) are then left out (keepInsertedOnly).
 // 2. writePersons (after the event insert): lock the persons the plan changes, read them again
 //    and plan again (another worker may have changed them meanwhile), repeat until every
-//    person the plan writes is locked, then write the plan. Events whose person came out
+//    person the plan writes is locked (always in one ordered statement), then write the plan. Events whose person came out
 //    different from the first plan are re-stamped (rare: a concurrent merge or create).
 // Most events only read their person, and those persons are never locked: a concurrent merge
 // may then leave an event with the merged-away person's uuid, which is what an event stored a
@@ -36,6 +37,8 @@ export type PersonWork = {
   plan: PersonPlan | null;
   /** Person uuid per input, from the same plan. */
   planned: string[];
+  /** Some inputs were dropped after planning (stored by an earlier delivery): plan again. */
+  stale: boolean;
 };
 
 export type PersonCounts = { created: number; updated: number; merges: number; refusedMerges: number };
@@ -48,6 +51,7 @@ export async function planPersons(client: PoolClient, events: TeamEvent[]): Prom
     personUuids: new Array<string | null>(events.length).fill(null),
     plan: null,
     planned: [],
+    stale: false,
   };
   for (let i = 0; i < events.length; i++) {
     const e = events[i] as TeamEvent;
@@ -70,12 +74,30 @@ export async function planPersons(client: PoolClient, events: TeamEvent[]): Prom
   return work;
 }
 
+/**
+ * Leaves out the events an earlier delivery stored (their person effects were committed with
+ * them): only the inserted ones count. The next writePersons plans again without them.
+ */
+export function keepInsertedOnly(work: PersonWork, events: TeamEvent[], inserted: Set<string>): void {
+  const keep: number[] = [];
+  for (let k = 0; k < work.indexes.length; k++) {
+    const e = events[work.indexes[k] as number] as TeamEvent;
+    if (inserted.has(`${e.teamId}:${e.uuid}`)) keep.push(k);
+  }
+  if (keep.length === work.indexes.length) return;
+  work.inputs = keep.map((k) => work.inputs[k] as PersonEventInput);
+  work.indexes = keep.map((k) => work.indexes[k] as number);
+  work.planned = keep.map((k) => work.planned[k] as string);
+  work.keys = personKeysOf(work.inputs);
+  work.stale = true;
+}
+
 export async function writePersons(
   client: PoolClient,
   events: TeamEvent[],
   work: PersonWork,
 ): Promise<PersonCounts> {
-  if (!work.plan) return { created: 0, updated: 0, merges: 0, refusedMerges: 0 };
+  if (!work.plan || work.inputs.length === 0) return { created: 0, updated: 0, merges: 0, refusedMerges: 0 };
   let plan = work.plan;
   let uuids = work.planned;
   const replan = async () => {
@@ -85,12 +107,18 @@ export async function writePersons(
       personUuidFor,
     ));
   };
+  if (work.stale) await replan();
   const locked = new Set<string>();
   for (let round = 1; round <= MAX_PERSON_PLAN_ROUNDS; round++) {
     const unlocked = personsChangedBy(plan).filter((id) => !locked.has(id));
     if (unlocked.length > 0) {
-      await lockPersons(client, unlocked);
+      // Locks are taken in one statement, in id order. When a fresh plan needs more, the ones
+      // held are let go (back to the savepoint) and all are taken again in one ordered
+      // statement: adding a lower id after higher ones is how two batches deadlock.
+      if (locked.size === 0) await client.query('SAVEPOINT person_locks');
+      else await client.query('ROLLBACK TO SAVEPOINT person_locks');
       for (const id of unlocked) locked.add(id);
+      await lockPersons(client, [...locked]);
       await replan();
       continue;
     }

@@ -1,22 +1,22 @@
 // One batch, one Postgres transaction, in this order:
-// 1. skip events an earlier delivery stored (their person and group effects were committed
-//    with them);
-// 2. resolve group types (a new type is created on first sight, up to five per project);
-// 3. plan persons from an unlocked read: the batch's intents run in order in memory, and each
+// 1. resolve group types (a new type is created on first sight, up to five per project);
+// 2. plan persons from an unlocked read: the batch's intents run in order in memory, and each
 //    event gets its person's uuid (persons/person-writer.ts);
-// 4. insert all events with one bulk insert;
-// 5. lock the persons the plan changes, plan again from a fresh read, write the plan;
-// 6. upsert the $groupidentify groups, sorted by key.
+// 3. insert all events with one bulk insert, which skips (and names) the events an earlier
+//    delivery stored: their person and group effects were committed with them, so they are
+//    left out of steps 4 and 5;
+// 4. lock the persons the plan changes, plan again from a fresh read, write the plan;
+// 5. upsert the $groupidentify groups, sorted by key.
 // The event insert comes before any person is locked, so the locks that make concurrent
-// batches wait on each other are held only for steps 5, 6 and the commit.
+// batches wait on each other are held only for steps 4, 5 and the commit.
 //
-// Round trips, happy path: BEGIN, the redelivery check (only with person or group work), the
-// person read, the event insert, the lock and a second read (only when the plan changes stored
-// persons), the person writes (creates, distinct ids, merges: three, updates; each only when
-// needed; a savepoint first when the plan creates anything), the group statements (only with
-// $groups or $groupidentify), COMMIT.
+// Round trips, happy path: BEGIN, the person read (only with person processing), the event
+// insert, the lock and a second read (only when the plan changes stored persons), the person
+// writes (creates, distinct ids, merges: three, updates; each only when needed; a savepoint
+// first when the plan creates anything), the group statements (only with $groups or
+// $groupidentify), COMMIT.
 import type { Pool, PoolClient } from 'pg';
-import { findStoredEvents, insertEvents, type EventRow } from '../events/event-writer';
+import { insertEvents, type EventRow } from '../events/event-writer';
 import {
   foldGroupUpserts,
   groupColumns,
@@ -25,7 +25,7 @@ import {
   type GroupUpsert,
 } from '../groups/group-rules';
 import { ensureGroupType, loadGroupTypeMappings, upsertGroups } from '../groups/group-store';
-import { planPersons, writePersons } from '../persons/person-writer';
+import { keepInsertedOnly, planPersons, writePersons } from '../persons/person-writer';
 import type { TeamEvent } from './types';
 
 export type WriteBatchResult = {
@@ -50,8 +50,8 @@ type GroupWork = {
   groupTypes: Map<number, GroupTypeMapping>;
   newGroupTypeTeams: Set<number>;
   limited: number;
-  /** One per group, sorted by key. */
-  upserts: GroupUpsert[];
+  /** The group upsert of each $groupidentify event, by its index in the batch. */
+  upserts: Map<number, GroupUpsert>;
 };
 
 const hasGroups = (e: TeamEvent) =>
@@ -61,31 +61,38 @@ export async function writeBatchInTransaction(
   client: PoolClient,
   events: TeamEvent[],
 ): Promise<WriteBatchResult> {
-  const todo = await skipStoredEvents(client, events);
-  const groups = await resolveGroups(client, todo);
-  const personWork = await planPersons(client, todo);
-  const inserted = await insertEvents(client, eventRows(todo, personWork.personUuids, groups.groupTypes));
-  const persons = await writePersons(client, todo, personWork);
-  await upsertGroups(client, groups.upserts);
+  const groups = await resolveGroups(client, events);
+  const personWork = await planPersons(client, events);
+  const rows = eventRows(events, personWork.personUuids, groups.groupTypes);
+  let inserted: number;
+  let upserts: GroupUpsert[];
+  if (personWork.inputs.length === 0 && groups.upserts.size === 0) {
+    inserted = await insertEvents(client, rows);
+    upserts = [];
+  } else {
+    const insertedKeys = await insertEvents(client, rows, true);
+    inserted = insertedKeys.size;
+    keepInsertedOnly(personWork, events, insertedKeys);
+    upserts = foldGroupUpserts(
+      [...groups.upserts]
+        .filter(([i]) => insertedKeys.has(`${events[i]!.teamId}:${events[i]!.uuid}`))
+        .map(([, u]) => u),
+    );
+  }
+  const persons = await writePersons(client, events, personWork);
+  await upsertGroups(client, upserts);
   return {
     inserted,
-    alreadyStored: events.length - todo.length,
+    alreadyStored: events.length - inserted,
     personsCreated: persons.created,
     personsUpdated: persons.updated,
     merges: persons.merges,
     refusedMerges: persons.refusedMerges,
     groupTypeLimited: groups.limited,
-    groupsUpserted: groups.upserts.length,
+    groupsUpserted: upserts.length,
     groupTypes: groups.groupTypes,
     newGroupTypeTeams: groups.newGroupTypeTeams,
   };
-}
-
-/** Redelivery: only events with effects beyond their own row need the check. */
-async function skipStoredEvents(client: PoolClient, events: TeamEvent[]): Promise<TeamEvent[]> {
-  if (!events.some((e) => e.processPerson || e.event === '$groupidentify')) return events;
-  const stored = await findStoredEvents(client, events);
-  return stored.size === 0 ? events : events.filter((e) => !stored.has(`${e.teamId}:${e.uuid}`));
 }
 
 /** Group types (created on first sight, up to five per project) and the $groupidentify upserts. */
@@ -95,11 +102,11 @@ async function resolveGroups(client: PoolClient, events: TeamEvent[]): Promise<G
     groupTypes: await loadGroupTypeMappings(client, groupTeams),
     newGroupTypeTeams: new Set<number>(),
     limited: 0,
-    upserts: [],
+    upserts: new Map(),
   };
   if (groupTeams.length === 0) return outcome;
-  const upserts: GroupUpsert[] = [];
-  for (const e of events) {
+  for (let i = 0; i < events.length; i++) {
+    const e = events[i] as TeamEvent;
     const identify = groupIdentifyOf(e.event, e.properties);
     if (!identify) continue;
     const mapping = outcome.groupTypes.get(e.teamId) as GroupTypeMapping;
@@ -107,14 +114,13 @@ async function resolveGroups(client: PoolClient, events: TeamEvent[]): Promise<G
     if (created) outcome.newGroupTypeTeams.add(e.teamId);
     if (index === null) outcome.limited++;
     else
-      upserts.push({
+      outcome.upserts.set(i, {
         teamId: e.teamId,
         groupTypeIndex: index,
         groupKey: identify.groupKey,
         set: identify.set,
       });
   }
-  outcome.upserts = foldGroupUpserts(upserts);
   return outcome;
 }
 
