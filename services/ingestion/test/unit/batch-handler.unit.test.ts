@@ -38,12 +38,15 @@ const result = (n: number): WriteBatchResult => ({
 
 function setup(writer: (events: TeamEvent[]) => Promise<WriteBatchResult>) {
   const letters: DeadLetter[] = [];
+  const infos: Array<{ message: string; meta?: Record<string, unknown> }> = [];
   const health = new RetryHealth();
+  const logger = createSilentLogger();
+  logger.info = (message: string, meta?: Record<string, unknown>) => void infos.push({ message, meta });
   const handle = createBatchHandler({
     pool: {} as Pool,
     teams: { resolve: async () => 1 },
     sendDeadLetters: async (l) => void letters.push(...l),
-    logger: createSilentLogger(),
+    logger,
     metrics: createIngestionMetrics(new prom.Registry()),
     health,
     retry: { initialMs: 1, maxMs: 2 },
@@ -67,7 +70,7 @@ function setup(writer: (events: TeamEvent[]) => Promise<WriteBatchResult>) {
       },
       ctx,
     );
-  return { letters, health, run };
+  return { letters, health, infos, run };
 }
 
 const enc = (m: CaptureMessage) => Buffer.from(encodeCaptureMessage(m));
@@ -148,4 +151,34 @@ it('treats a lost race that keeps coming back as refused data, so it cannot hold
   await run([enc(message(1)), enc(message(2))]);
   expect(letters.map((l) => l.offset)).toEqual(['0']);
   expect(letters[0]!.reason).toMatch(/SQLSTATE 23505/);
+});
+
+it('logs one info line per batch: partition, offsets, counts, persons and duration', async () => {
+  const { infos, run } = setup(async (events) => ({
+    ...result(events.length),
+    personsCreated: 2,
+    personsUpdated: 1,
+    merges: 1,
+  }));
+  await run([enc(message(1)), null, enc({ ...message(3), distinct_id: '' }), enc(message(4))]);
+  expect(infos).toEqual([
+    {
+      message: 'batch ingested',
+      meta: {
+        topic: 't',
+        partition: 0,
+        firstOffset: '0',
+        lastOffset: '3',
+        messages: 4,
+        stored: 2,
+        alreadyStored: 0,
+        dropped: 1,
+        deadLettered: 1,
+        personsCreated: 2,
+        personsUpdated: 1,
+        merges: 1,
+        durationMs: expect.any(Number),
+      },
+    },
+  ]);
 });
