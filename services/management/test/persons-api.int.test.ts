@@ -16,6 +16,7 @@ let writeKey: string;
 let readKey: string;
 let projectOnlyKey: string;
 let bobKey: string;
+let adminKey: string;
 
 beforeAll(async () => {
   h = await startHarness();
@@ -24,6 +25,7 @@ beforeAll(async () => {
   readKey = await createKey(h.prisma, f.alice.id, ['person:read']);
   projectOnlyKey = await createKey(h.prisma, f.alice.id, ['project:read']);
   bobKey = await createKey(h.prisma, f.bob.id, ['*']);
+  adminKey = await createKey(h.prisma, f.adminA.id, ['project:write']);
   runner = createBackgroundJobs({
     pool: h.pool,
     logger: createSilentLogger(),
@@ -299,8 +301,18 @@ describe('deletion jobs', () => {
 });
 
 describe('data_retention_days', () => {
-  it('is read and written through the project', async () => {
+  it('is refused to a plain member: shortening it deletes data', async () => {
+    const res = await call(h, 'PATCH', `/api/projects/${f.teamA.id}/`, writeKey, { data_retention_days: 1 });
+    expect(res.status).toBe(403);
+    expect(res.body.detail).toMatch(/organization admin/);
+    expect(
+      (await h.prisma.team.findUniqueOrThrow({ where: { id: f.teamA.id } })).dataRetentionDays,
+    ).toBeNull();
+  });
+
+  it('is read and written through the project by an admin', async () => {
     const path = `/api/projects/${f.teamA.id}/`;
+    const writeKey = adminKey;
     expect((await call(h, 'GET', path, writeKey)).body.data_retention_days).toBeNull();
     const set = await call(h, 'PATCH', path, writeKey, { data_retention_days: 30 });
     expect(set.status).toBe(200);

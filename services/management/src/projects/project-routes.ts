@@ -107,7 +107,7 @@ export function projectRoutes({
     requireScope(auth, 'project:write');
     const team = await resolveProject(prisma, auth, req.params.projectId);
     const input = validateBody(validateProjectUpdate, req.body);
-    res.json(projectJson(await projects.update(team, input)));
+    res.json(projectJson(await projects.update(team, input, auth.userId)));
   });
 
   // PATCH as in PostHog; the new key is in this response only.

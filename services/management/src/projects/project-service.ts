@@ -24,7 +24,8 @@ export interface ProjectService {
   remove(team: Team, userId: number): Promise<void>;
   /** A new public API token; the old one stops working everywhere. Admins and owners. */
   resetToken(team: Team, userId: number): Promise<Team>;
-  update(team: Team, input: ProjectUpdate): Promise<Team>;
+  /** Settings any member may change; data_retention_days (it deletes data) needs an admin. */
+  update(team: Team, input: ProjectUpdate, userId: number): Promise<Team>;
   /** A new `phs_` key; the previous one becomes the backup (still accepted), the old backup is dropped. */
   rotateSecretToken(team: Team, userId: number): Promise<{ team: Team; secretApiToken: string }>;
   /** Stops accepting the previous key. */
@@ -148,8 +149,10 @@ export function createProjectService({
       return updated;
     },
 
-    update(team, input) {
+    async update(team, input, userId) {
       checkTimezone(input.timezone);
+      if (input.data_retention_days !== undefined)
+        await requireAdmin(team, userId, "change the project's data retention");
       const data: Prisma.TeamUpdateInput = {};
       if (input.name !== undefined) data.name = input.name;
       if (input.timezone !== undefined) data.timezone = input.timezone;
