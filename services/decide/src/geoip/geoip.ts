@@ -10,10 +10,27 @@ export interface GeoIp {
   lookup(ip: string): Record<string, string>;
 }
 
-export async function openGeoIp(databasePath: string = geoipDatabase.city): Promise<GeoIp> {
-  const reader: Reader<CityResponse> = await maxmind.open<CityResponse>(databasePath, {
-    cache: { max: 10_000 },
-  });
+/**
+ * Opens the bundled GeoLite2 City database, or `configuredPath` (DECIDE_GEOIP_DATABASE_PATH).
+ * A configured file is watched: replacing it (geoipupdate writes a new file and renames it)
+ * reloads the reader in place, without a restart. A file that cannot be opened stops the
+ * start with the setting's name in the message.
+ */
+export async function openGeoIp(configuredPath?: string, onReload?: () => void): Promise<GeoIp> {
+  const databasePath = configuredPath ?? geoipDatabase.city;
+  let reader: Reader<CityResponse>;
+  try {
+    reader = await maxmind.open<CityResponse>(databasePath, {
+      cache: { max: 10_000 },
+      ...(configuredPath
+        ? { watchForUpdates: true, watchForUpdatesNonPersistent: true, watchForUpdatesHook: onReload }
+        : {}),
+    });
+  } catch (err) {
+    throw new Error(
+      `DECIDE_GEOIP_DATABASE_PATH: cannot open GeoIP database "${databasePath}": ${(err as Error).message}`,
+    );
+  }
   return {
     lookup(ip) {
       if (!isIP(ip)) return {};
