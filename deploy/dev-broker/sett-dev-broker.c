@@ -2,7 +2,7 @@
  * sett-dev-broker: a Kafka-protocol development broker for machines with no Kafka.
  *
  * Runs librdkafka's in-process mock cluster (rdkafka_mock.h) on 127.0.0.1, pre-creates Sett's
- * topics (kafkajs' createTopics fails against the mock, see ARCHITECTURE.md), prints
+ * topics (kafkajs' createTopics fails against the mock, see docs/architecture.md), prints
  * "BOOTSTRAP host:port,..." once on stdout and serves until SIGINT/SIGTERM or stdin EOF, so it
  * dies with whatever spawned it. Memory only: a restart loses every message and offset.
  *

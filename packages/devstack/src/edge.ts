@@ -1,5 +1,5 @@
 // The local edge: one URL (SETT_PORT) in front of the services, with the routes of
-// ARCHITECTURE.md. Production uses nginx or an Ingress with the same table (deploy/nginx).
+// docs/architecture.md. Production uses nginx or an Ingress with the same table (deploy/nginx).
 //
 // It forwards HTTP/1.1 messages as bytes over a shared pool of keep-alive connections to the
 // services: it reads a request's head (http1-framing.ts), picks the service by path, rewrites

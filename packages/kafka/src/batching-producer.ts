@@ -167,7 +167,7 @@ export function createBatchingProducer(options: BatchingProducerOptions): Batchi
   const logger = options.logger ?? silentLogger;
 
   const producer = options.kafka.producer({
-    // Idempotent and transactional producers fail against the dev broker (ARCHITECTURE.md);
+    // Idempotent and transactional producers fail against the dev broker (docs/architecture.md);
     // duplicates are absorbed by the uuid in Postgres instead.
     idempotent: false,
     allowAutoTopicCreation: false,

@@ -288,7 +288,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   };
 
   // Built on fetchTopicOffsets + fetchOffsets because the dev broker lacks ListGroups and
-  // DescribeGroups (ARCHITECTURE.md).
+  // DescribeGroups (docs/architecture.md, "The development Kafka broker").
   const lag = async (): Promise<PartitionLag[]> => {
     const a = await getAdmin();
     const committed = await a.fetchOffsets({ groupId, topics });

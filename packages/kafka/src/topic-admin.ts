@@ -1,6 +1,6 @@
 // Makes sure the topics a service needs exist. Against real Kafka it creates the missing ones;
 // against the development broker createTopics fails (its metadata names controller 0 while its
-// brokers are numbered from 1, see ARCHITECTURE.md) and the launcher has pre-created them, so
+// brokers are numbered from 1, see docs/architecture.md) and the launcher has pre-created them, so
 // existing topics count as success and a failed creation only matters if topics are missing.
 import type { Kafka } from 'kafkajs';
 import { silentLogger, type KafkaLogger } from './types';

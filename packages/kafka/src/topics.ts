@@ -1,4 +1,4 @@
-// Sett's Kafka topic names (fixed by ARCHITECTURE.md; partition counts are configuration).
+// Sett's Kafka topic names (fixed: docs/architecture.md, "Kafka"; partition counts are configuration).
 export const TOPICS = {
   main: 'events_plugin_ingestion',
   overflow: 'events_plugin_ingestion_overflow',

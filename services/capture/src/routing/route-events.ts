@@ -1,4 +1,4 @@
-// Which topic and key each message goes to (ARCHITECTURE.md): historical batches to the
+// Which topic and key each message goes to (docs/architecture.md, "Kafka"): historical batches to the
 // historical topic, keyed, never overflowed; live events to the main topic keyed
 // `<token>:<distinct_id>` unless the key spiked past its token bucket, then to the overflow
 // topic without a key so the load spreads. Events with `$process_person_profile: false` keep
