@@ -41,16 +41,27 @@ export function createLocalCache<K, V>(opts: LocalCacheOptions): LocalCache<K, V
   // Bumped by every delete and clear: a load that started before one does not store its answer.
   let generation = 0;
 
+  // The key last in the Map's order (the most recently used), when known: a hit on it needs no
+  // re-insertion, which spares the hot path's one-project caches (flags, quota, token) a Map
+  // delete and set on every request.
+  let newestKnown = false;
+  let newest: K | undefined;
+
   const get = (key: K): V | undefined => {
     const hit = entries.get(key);
     if (hit === undefined) return undefined;
     if (hit.expiresAt <= now()) {
       entries.delete(key);
+      if (newestKnown && newest === key) newestKnown = false;
       return undefined;
     }
     // Most recently used last: re-insertion moves it to the end of the Map's order.
-    entries.delete(key);
-    entries.set(key, hit);
+    if (!newestKnown || newest !== key) {
+      entries.delete(key);
+      entries.set(key, hit);
+      newestKnown = true;
+      newest = key;
+    }
     return hit.value;
   };
 
@@ -62,6 +73,8 @@ export function createLocalCache<K, V>(opts: LocalCacheOptions): LocalCache<K, V
       if (!oldest.done) entries.delete(oldest.value);
     }
     entries.set(key, { value, expiresAt: now() + ttlMs });
+    newestKnown = true;
+    newest = key;
   };
 
   return {
@@ -86,10 +99,12 @@ export function createLocalCache<K, V>(opts: LocalCacheOptions): LocalCache<K, V
     delete(key) {
       generation++;
       entries.delete(key);
+      if (newestKnown && newest === key) newestKnown = false;
     },
     clear() {
       generation++;
       entries.clear();
+      newestKnown = false;
     },
     get size() {
       return entries.size;
