@@ -106,10 +106,27 @@ export function httpRequestObserver(registry: client.Registry): HttpRequestObser
       buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [registry],
     });
+  // Label objects are built once per method, route and status and reused (never mutated): a
+  // request allocates none. Routes are templates and methods a fixed set, so this stays small.
+  type Labels = {
+    labels: { method: string; route: string };
+    byStatus: Map<number, client.LabelValues<string>>;
+  };
+  const known = new Map<string, Map<string, Labels>>();
+  const labelsOf = (method: string, route: string): Labels => {
+    let byRoute = known.get(method);
+    if (byRoute === undefined) known.set(method, (byRoute = new Map()));
+    let entry = byRoute.get(route);
+    if (entry === undefined) byRoute.set(route, (entry = { labels: { method, route }, byStatus: new Map() }));
+    return entry;
+  };
   return (method, route, status, seconds) => {
-    const labels = { method: methodLabel(method), route };
-    requests.inc({ ...labels, status: String(status) });
-    duration.observe(labels, seconds);
+    const entry = labelsOf(methodLabel(method), route);
+    let withStatus = entry.byStatus.get(status);
+    if (withStatus === undefined)
+      entry.byStatus.set(status, (withStatus = { ...entry.labels, status: String(status) }));
+    requests.inc(withStatus);
+    duration.observe(entry.labels, seconds);
   };
 }
 
