@@ -153,7 +153,7 @@ async function storedInputs(
   const failed: FailedLookups = { person: false, groups: new Set(), continuity: false, cohorts: false };
   const lookups: Lookup[] = [];
   const needs = project.flags.length > 0;
-  const needPerson = needs && [...project.personKeys].some((k) => !Object.hasOwn(overrides, k));
+  const needPerson = needs && someMissing(project.personKeys, overrides);
   const groupRefs = needs ? missingGroupRefs(project, input) : [];
   const continuity = needs && project.continuityKeys.length > 0;
   const needCohorts = needs && project.needsStaticCohorts;
@@ -236,7 +236,13 @@ function missingGroupRefs(project: ProjectFlags, input: DecideInput): GroupRef[]
     const groupKey = Object.hasOwn(input.groups, name) ? input.groups[name] : undefined;
     if (groupKey === undefined || groupKey === '') continue;
     const given = input.groupProperties[name] ?? {};
-    if ([...keys].some((k) => !Object.hasOwn(given, k))) refs.push({ groupTypeIndex: index, groupKey });
+    if (someMissing(keys, given)) refs.push({ groupTypeIndex: index, groupKey });
   }
   return refs;
+}
+
+/** Whether `props` lacks one of `keys` (a loop: no array copied per request). */
+function someMissing(keys: ReadonlySet<string>, props: Record<string, unknown>): boolean {
+  for (const k of keys) if (!Object.hasOwn(props, k)) return true;
+  return false;
 }
