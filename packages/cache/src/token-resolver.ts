@@ -42,6 +42,8 @@ export interface TokenResolverStats {
 
 export interface TokenResolver {
   resolve(token: string): Promise<ProjectRef | null>;
+  /** The in-process answer (counted as a local hit), or undefined when `resolve` must look. */
+  cached(token: string): ProjectRef | null | undefined;
   invalidate(token: string): void;
   stats(): TokenResolverStats;
   /** Resolves once the token-changed subscription is active (at once without a subscriber). */
@@ -106,6 +108,12 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
     return ref;
   }
 
+  function cached(token: string): ProjectRef | null | undefined {
+    const hit = local.get(token);
+    if (hit !== undefined) stats.localHits++;
+    return hit;
+  }
+
   function forget(token: string): void {
     generation++;
     local.delete(token);
@@ -138,12 +146,10 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
       subscriber?.off('message', onMessage);
       subscriber?.off('ready', onReady);
     },
+    cached,
     resolve(token) {
-      const hit = local.get(token);
-      if (hit !== undefined) {
-        stats.localHits++;
-        return Promise.resolve(hit);
-      }
+      const hit = cached(token);
+      if (hit !== undefined) return Promise.resolve(hit);
       return local.getOrLoad(token, () => lookup(token), ttlFor);
     },
     invalidate: forget,

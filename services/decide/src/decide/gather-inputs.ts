@@ -120,12 +120,18 @@ async function flagsAndQuota(
   race: Race,
 ): Promise<{ project: ProjectFlags; source: FlagSource; limited: boolean }> {
   const { teamId, organizationId } = input.project;
-  const limited = race(deps.quotaStore.quota(organizationId))
-    .then((quota) => deps.usage.count(organizationId, quota, at))
-    .catch((err: Error) => {
-      deps.warn('could not check the flag quota; not limiting', { organizationId, err: err.message });
-      return false;
-    });
+  // A cached quota (the steady state) is counted at once, without the deadline's timer.
+  const known = deps.quotaStore.cached?.(organizationId);
+  const counted =
+    known !== undefined
+      ? deps.usage.count(organizationId, known, at)
+      : race(deps.quotaStore.quota(organizationId)).then((quota) =>
+          deps.usage.count(organizationId, quota, at),
+        );
+  const limited = counted.catch((err: Error) => {
+    deps.warn('could not check the flag quota; not limiting', { organizationId, err: err.message });
+    return false;
+  });
   try {
     const { project, source } = await deps.flagStore.load(teamId, race);
     return { project, source, limited: await limited };

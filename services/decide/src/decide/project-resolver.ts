@@ -9,6 +9,9 @@ import type { RedisHealth } from './decide-service';
 
 export interface ProjectResolver {
   resolve(token: string): Promise<ProjectRef | null>;
+  /** The in-process answer, when there is one: the request then neither waits nor starts its
+   * Postgres deadline for the lookup. */
+  cached?(token: string): ProjectRef | null | undefined;
 }
 
 export function createProjectResolver(opts: {

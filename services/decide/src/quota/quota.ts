@@ -10,6 +10,8 @@ import { billingPeriod, redisKeys, type Redis, createLocalCache } from '@sett/ca
 export interface QuotaStore {
   /** The organization's quota; null when unlimited. Cached. */
   quota(organizationId: string): Promise<number | null>;
+  /** The cached quota (null: unlimited), or undefined when `quota` must look it up. */
+  cached?(organizationId: string): number | null | undefined;
 }
 
 export function createQuotaStore(opts: { pool: Pool; ttlMs: number }): QuotaStore {
@@ -21,7 +23,10 @@ export function createQuotaStore(opts: { pool: Pool; ttlMs: number }): QuotaStor
     );
     return rows[0]?.feature_flag_quota ?? null;
   }
-  return { quota: (organizationId) => cache.getOrLoad(organizationId, () => load(organizationId)) };
+  return {
+    quota: (organizationId) => cache.getOrLoad(organizationId, () => load(organizationId)),
+    cached: (organizationId) => cache.get(organizationId),
+  };
 }
 
 export function usageKey(organizationId: string, now: Date): string {
