@@ -261,6 +261,29 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
     return outcome.results;
   }
 
+  /** Counts the writes' outcomes and runs the after-Postgres-commit step for each. */
+  async function afterWrites(results: WriteBatchResult[]) {
+    const sum = { inserted: 0, alreadyStored: 0, personsCreated: 0, personsUpdated: 0, merges: 0 };
+    for (const r of results) {
+      sum.inserted += r.inserted;
+      sum.alreadyStored += r.alreadyStored;
+      sum.personsCreated += r.personsCreated;
+      sum.personsUpdated += r.personsUpdated;
+      sum.merges += r.merges;
+      metrics.alreadyStored.inc(r.alreadyStored);
+      metrics.merges.inc(r.merges);
+      metrics.refusedMerges.inc(r.refusedMerges);
+      metrics.groupTypeLimit.inc(r.groupTypeLimited);
+      if (deps.afterPostgresCommit)
+        await deps
+          .afterPostgresCommit(r)
+          .catch((error: Error) =>
+            logger.warn('after-Postgres-commit step failed', { error: error.message }),
+          );
+    }
+    return sum;
+  }
+
   /** Stored: count, log the batch's line, and run the after-Postgres-commit step. */
   async function finishBatch(
     batch: ConsumerBatch,
@@ -284,24 +307,7 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
         firstReason: t.dead[0]?.reason,
       });
     }
-    const sum = { inserted: 0, alreadyStored: 0, personsCreated: 0, personsUpdated: 0, merges: 0 };
-    for (const r of results) {
-      sum.inserted += r.inserted;
-      sum.alreadyStored += r.alreadyStored;
-      sum.personsCreated += r.personsCreated;
-      sum.personsUpdated += r.personsUpdated;
-      sum.merges += r.merges;
-      metrics.alreadyStored.inc(r.alreadyStored);
-      metrics.merges.inc(r.merges);
-      metrics.refusedMerges.inc(r.refusedMerges);
-      metrics.groupTypeLimit.inc(r.groupTypeLimited);
-      if (deps.afterPostgresCommit)
-        await deps
-          .afterPostgresCommit(r)
-          .catch((error: Error) =>
-            logger.warn('after-Postgres-commit step failed', { error: error.message }),
-          );
-    }
+    const sum = await afterWrites(results);
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     metrics.events.inc({ topic }, sum.inserted);
     metrics.batchSize.observe({ topic }, batch.messages.length);
