@@ -7,7 +7,8 @@
 // member never deletes the user's account.
 import type { OrganizationMembership, PrismaClient, User } from '@sett/db';
 import type { Prisma } from '@sett/db';
-import { ForbiddenError, NotFoundError, ValidationError } from '@sett/http';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '@sett/http';
+import { toDatabaseSettError } from '../database-errors';
 import {
   ADMIN_LEVEL,
   MEMBER_LEVEL,
@@ -138,10 +139,19 @@ export function createMemberService(prisma: PrismaClient) {
       });
       if (existing)
         throw new ValidationError('This user is already a member of the organization.', 'email', 'unique');
-      const m = await prisma.organizationMembership.create({
-        data: { organizationId, userId: user.id, level },
-        include: { user: true },
-      });
+      // A concurrent add of the same user passed the check above too: the unique index decides,
+      // and the loser gets the same answer as a sequential duplicate.
+      const m = await prisma.organizationMembership
+        .create({ data: { organizationId, userId: user.id, level }, include: { user: true } })
+        .catch((err: unknown) => {
+          if (toDatabaseSettError(err) instanceof ConflictError)
+            throw new ValidationError(
+              'This user is already a member of the organization.',
+              'email',
+              'unique',
+            );
+          throw err;
+        });
       if (!user.currentOrganizationId) {
         const team = await prisma.team.findFirst({
           where: { organizationId, deletedAt: null },

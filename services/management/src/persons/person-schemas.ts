@@ -1,6 +1,7 @@
 // Request schema of POST /api/projects/:project_id/persons/bulk_delete/ (PostHog's: either
 // `ids` (person uuids) or `distinct_ids`, at most 1000, and `delete_events`). Compiled once.
 import { compile, type FromSchema } from '@sett/schemas';
+import { UUID_PATTERN } from '../validate';
 
 export const MAX_BULK_DELETE_IDS = 1000;
 
@@ -12,7 +13,7 @@ export const personBulkDeleteSchema = {
       type: 'array',
       minItems: 1,
       maxItems: MAX_BULK_DELETE_IDS,
-      items: { type: 'string', format: 'uuid' },
+      items: { type: 'string', format: 'uuid', pattern: UUID_PATTERN },
     },
     distinct_ids: {
       type: 'array',

@@ -4,6 +4,7 @@
 // body of POST /api/projects/.
 import { ValidationError } from '@sett/http';
 import { compile, WEB_VITALS_METRICS, type FromSchema } from '@sett/schemas';
+import { UUID_PATTERN } from '../validate';
 
 export const projectUpdateSchema = {
   type: 'object',
@@ -48,7 +49,12 @@ export const projectCreateSchema = {
   required: ['name'],
   properties: {
     name: { type: 'string', minLength: 1, maxLength: 200 },
-    organization: { type: 'string', format: 'uuid', description: 'default: the current organization' },
+    organization: {
+      type: 'string',
+      format: 'uuid',
+      pattern: UUID_PATTERN,
+      description: 'default: the current organization',
+    },
     timezone: { type: 'string', minLength: 1, maxLength: 64 },
   },
 } as const;

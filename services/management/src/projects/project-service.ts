@@ -82,12 +82,21 @@ export function createProjectService({
     }
   }
 
-  /** Runs `change` in a transaction that revokes `oldToken` before commit, and again after it. */
+  /**
+   * Runs `change` in a transaction that locks the project's row, reads its token as it is now
+   * (not as the caller loaded it: a concurrent reset_token may have replaced it since) and
+   * revokes that token before commit, and again after it. 404 when the project is gone.
+   */
   async function withRevokedToken<T>(
-    oldToken: string,
+    teamId: number,
     change: (tx: Prisma.TransactionClient) => Promise<T>,
   ): Promise<T> {
+    let oldToken = '';
     const result = await prisma.$transaction(async (tx) => {
+      const [row] = await tx.$queryRaw<{ api_token: string }[]>`
+        SELECT api_token FROM teams WHERE id = ${teamId} AND deleted_at IS NULL FOR UPDATE`;
+      if (!row) throw new NotFoundError('Project not found.');
+      oldToken = row.api_token;
       const out = await change(tx);
       await revoke(oldToken);
       return out;
@@ -124,13 +133,12 @@ export function createProjectService({
 
     async remove(team, userId) {
       await requireAdmin(team, userId, 'delete a project');
-      await withRevokedToken(team.apiToken, async (tx) => {
-        const gone = await tx.team.updateMany({
-          where: { id: team.id, deletedAt: null },
+      await withRevokedToken(team.id, async (tx) => {
+        await tx.team.update({
+          where: { id: team.id },
           // The secret keys stop working too (local evaluation, remote config payloads).
           data: { deletedAt: new Date(), secretApiTokenHash: null, secretApiTokenBackupHash: null },
         });
-        if (gone.count === 0) throw new NotFoundError('Project not found.');
         await tx.user.updateMany({ where: { currentTeamId: team.id }, data: { currentTeamId: null } });
       });
       await invalidate(team.id).catch(() => undefined);
@@ -138,15 +146,25 @@ export function createProjectService({
 
     async resetToken(team, userId) {
       await requireAdmin(team, userId, "reset the project's API token");
-      const updated = await withRevokedToken(team.apiToken, (tx) =>
-        tx.team.update({ where: { id: team.id }, data: { apiToken: generateProjectToken() } }),
-      );
-      await writeProjectToken(redis, updated.apiToken, {
-        teamId: updated.id,
-        organizationId: updated.organizationId,
-      }).catch((err: Error) => logger.warn('new project token not cached', { err: err.message }));
-      await invalidate(team.id).catch(() => undefined);
-      return updated;
+      const apiToken = generateProjectToken();
+      try {
+        const updated = await withRevokedToken(team.id, async (tx) => {
+          const changed = await tx.team.update({ where: { id: team.id }, data: { apiToken } });
+          // Published before commit, under the row lock: a reset_token or DELETE that follows
+          // reads this token only after this write, so its revocation cannot come first.
+          await writeProjectToken(redis, apiToken, {
+            teamId: changed.id,
+            organizationId: changed.organizationId,
+          }).catch((err: Error) => logger.warn('new project token not cached', { err: err.message }));
+          return changed;
+        });
+        await invalidate(team.id).catch(() => undefined);
+        return updated;
+      } catch (err) {
+        // Not committed: the new token names nothing.
+        await revokeProjectToken(redis, apiToken).catch(() => undefined);
+        throw err;
+      }
     },
 
     async update(team, input, userId) {

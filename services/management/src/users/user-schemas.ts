@@ -1,7 +1,7 @@
 // Request schemas of the users endpoints (the writable fields of spec 2.2). Compiled once; the
 // OpenAPI document reuses these objects.
 import { compile, type FromSchema } from '@sett/schemas';
-import { MAX_INT4 } from '../validate';
+import { MAX_INT4, UUID_PATTERN } from '../validate';
 
 export const TOOLBAR_MODES = ['disabled', 'toolbar'] as const;
 export const THEME_MODES = ['light', 'dark', 'system'] as const;
@@ -28,7 +28,7 @@ export const userUpdateSchema = {
     anonymize_data: { type: 'boolean' },
     toolbar_mode: { type: ['string', 'null'], enum: [...TOOLBAR_MODES, null] },
     is_staff: { type: 'boolean' },
-    set_current_organization: { type: 'string', format: 'uuid' },
+    set_current_organization: { type: 'string', format: 'uuid', pattern: UUID_PATTERN },
     // A string form is checked against MAX_INT4 by the route (a pattern cannot compare numbers).
     set_current_team: {
       type: ['string', 'integer'],
