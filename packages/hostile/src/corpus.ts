@@ -24,6 +24,7 @@ export const CASE_CLASSES = [
   'auth',
   'paths',
   'flags',
+  'races',
 ] as const;
 export type CaseClass = (typeof CASE_CLASSES)[number];
 

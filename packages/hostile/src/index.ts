@@ -3,6 +3,8 @@
 // service processes. Used by this package's tests; nothing in production imports it.
 export { buildCorpus, CASE_CLASSES } from './corpus';
 export type { CaseClass, CorpusContext, HostileCase, Service } from './corpus';
+export { buildAccountsCorpus } from './accounts-corpus';
+export type { AccountsContext } from './accounts-corpus';
 export * from './generators';
 export { lz64RunBase64 } from './lz64-bomb';
 export { sendCase, verdict, runPool } from './send';

@@ -77,12 +77,20 @@ export function verdict(c: HostileCase, o: Outcome): string | undefined {
   if (o.error) return `status ${o.status}, then ${o.error}`;
   const status = o.status!;
   if (status >= 500) return `status ${status}`;
-  // Answers without a body by definition: 204, and CORS preflights.
-  if (status === 204 || (c.method === 'OPTIONS' && o.body === '')) return undefined;
+  // Answers without a body by definition: 204, and CORS preflights; a 202 may have none
+  // either (PostHog's person deletions answer 202 with only a Location).
+  if (status === 204 || (status === 202 && o.body === '') || (c.method === 'OPTIONS' && o.body === ''))
+    return undefined;
+  let parsed: unknown;
   try {
-    JSON.parse(o.body ?? '');
+    parsed = JSON.parse(o.body ?? '');
   } catch {
     return `status ${status} without a JSON body`;
+  }
+  // Management's errors say what is wrong (PostHog's {type, code, detail, attr}).
+  if (c.service === 'management' && status >= 400) {
+    const detail = (parsed as { detail?: unknown } | null)?.detail;
+    if (typeof detail !== 'string' || detail === '') return `status ${status} without a detail`;
   }
   return undefined;
 }

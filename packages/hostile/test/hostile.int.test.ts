@@ -7,12 +7,14 @@
 // accepted, so ingestion got through all of them). Failures are collected per case and
 // reported together, by name.
 import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { bootstrap } from '@sett/cli';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
 import {
   SERVICES,
+  buildAccountsCorpus,
   buildCorpus,
   countTable,
   getStatus,
@@ -22,6 +24,7 @@ import {
   stopProcess,
   verdict,
   waitUntil,
+  type AccountsContext,
   type HostileCase,
   type Outcome,
   type RunningProcess,
@@ -34,7 +37,7 @@ const CONCURRENCY = 6;
 /** After this many requests in a row without an answer a service is taken as down. */
 const DOWN_AFTER = 3;
 
-jest.setTimeout(180_000);
+jest.setTimeout(300_000);
 
 describe('hostile inputs against the real services', () => {
   let db: TestDatabase;
@@ -42,6 +45,7 @@ describe('hostile inputs against the real services', () => {
   let pool: pg.Pool;
   let procs: Record<ServiceName, RunningProcess>;
   let ctx: { token: string; personalKey: string; projectId: number; userUuid: string };
+  let accounts: AccountsContext;
   const outcomes = new Map<string, Outcome>();
   const failures = new Map<string, string>();
   let cases: HostileCase[] = [];
@@ -54,6 +58,16 @@ describe('hostile inputs against the real services', () => {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ api_key: ctx.token, event, distinct_id: distinctId, properties: { ok: true } }),
+      signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
+    });
+    return { status: res.status, body: await res.text() };
+  }
+
+  async function managementRequest(method: string, path: string, body?: unknown) {
+    const res = await fetch(`${procs.management.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${ctx.personalKey}` },
+      body: body === undefined ? undefined : JSON.stringify(body),
       signal: AbortSignal.timeout(ANSWER_WITHIN_MS),
     });
     return { status: res.status, body: await res.text() };
@@ -80,6 +94,14 @@ describe('hostile inputs against the real services', () => {
       redisUrl,
       email: `hostile-${randomUUID()}@sett.test`,
     });
+    // Other users, each with an organization of their own: one whose organization the key's
+    // user is not in, one the corpus adds as a member, one several requests add at once.
+    const others = [];
+    for (const who of ['other', 'member', 'racer']) {
+      const email = `hostile-${who}-${randomUUID()}@sett.test`;
+      others.push({ email, ...(await bootstrap({ databaseUrl: db.url, redisUrl, email })) });
+    }
+    const [other, member, racer] = others as [(typeof others)[0], (typeof others)[0], (typeof others)[0]];
     ctx = {
       token: boot.project_api_key,
       personalKey: boot.personal_api_key!,
@@ -98,6 +120,10 @@ describe('hostile inputs against the real services', () => {
       INGESTION_MAX_WAIT_MS: '200',
       INGESTION_SESSION_TIMEOUT_MS: '6000',
       INGESTION_HEARTBEAT_INTERVAL_MS: '500',
+      // The corpus sends well over the default 1200 management requests a minute with one key;
+      // a 429 would hide what a case would have got.
+      MANAGEMENT_RATE_LIMIT_PER_MINUTE: '1000000',
+      MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE: '1000000',
     });
     for (const s of SERVICES) {
       await waitUntil(
@@ -122,7 +148,32 @@ describe('hostile inputs against the real services', () => {
       30_000,
       describeProcesses,
     );
-    cases = buildCorpus(ctx);
+    const newProject = async (name: string) => {
+      const res = await managementRequest('POST', '/api/projects/', {
+        name,
+        organization: boot.organization_id,
+      });
+      expect(res.status).toBe(201);
+      return (JSON.parse(res.body) as { id: number }).id;
+    };
+    const { rows: persons } = await pool.query<{ uuid: string }>(
+      `SELECT p.uuid FROM persons p JOIN person_distinct_ids d ON d.person_id = p.id
+        WHERE d.distinct_id = 'hostile-baseline'`,
+    );
+    accounts = {
+      personalKey: ctx.personalKey,
+      projectId: ctx.projectId,
+      organizationId: boot.organization_id,
+      scratchProjectId: await newProject('hostile scratch'),
+      doomedProjectId: await newProject('hostile doomed'),
+      otherOrganizationId: other.organization_id,
+      otherProjectId: other.project_id,
+      memberUuid: member.user_uuid,
+      memberEmail: member.email,
+      racerEmail: racer.email,
+      personUuid: persons[0]?.uuid ?? randomUUID(),
+    };
+    cases = [...buildCorpus(ctx), ...buildAccountsCorpus(accounts)];
   });
 
   afterAll(async () => {
@@ -161,6 +212,19 @@ describe('hostile inputs against the real services', () => {
     for (const c of first) await run(c);
     await runPool(rest, CONCURRENCY, run);
 
+    // HOSTILE_OUTCOMES_FILE=path: every case's status and body start, to see what each got.
+    if (process.env.HOSTILE_OUTCOMES_FILE) {
+      const lines = cases.map((c) => {
+        const o = outcomes.get(c.name);
+        return JSON.stringify({
+          name: c.name,
+          status: o?.status,
+          error: o?.error,
+          body: o?.body?.slice(0, 300),
+        });
+      });
+      writeFileSync(process.env.HOSTILE_OUTCOMES_FILE, lines.join('\n') + '\n');
+    }
     const failed = new Set(failures.keys());
     process.stdout.write(`\nhostile corpus: ${cases.length} cases\n${countTable(cases, outcomes, failed)}\n`);
     const slowest = [...outcomes.values()].sort((a, b) => b.ms - a.ms).slice(0, 5);
@@ -186,6 +250,26 @@ describe('hostile inputs against the real services', () => {
     expect(problems.length === 0 ? 'all healthy' : `${problems.join('\n')}\n${describeProcesses()}`).toBe(
       'all healthy',
     );
+  });
+
+  it('still answers ordinary management requests after the whole corpus', async () => {
+    const reads = [
+      `/api/organizations/${accounts.organizationId}/`,
+      `/api/organizations/${accounts.organizationId}/members/`,
+      `/api/projects/${ctx.projectId}/`,
+      `/api/projects/${ctx.projectId}/persons/`,
+      `/api/projects/${ctx.projectId}/persons/deletions/`,
+      `/api/projects/${accounts.scratchProjectId}/`,
+    ];
+    const statuses: Record<string, number> = {};
+    for (const path of reads) statuses[path] = (await managementRequest('GET', path)).status;
+    expect(statuses).toEqual(Object.fromEntries(reads.map((p) => [p, 200])));
+    // The doomed project is gone, the main one kept its token.
+    expect((await managementRequest('GET', `/api/projects/${accounts.doomedProjectId}/`)).status).toBe(404);
+    const main = JSON.parse((await managementRequest('GET', `/api/projects/${ctx.projectId}/`)).body) as {
+      api_token: string;
+    };
+    expect(main.api_token).toBe(ctx.token);
   });
 
   it('still stores an ordinary event sent after the whole corpus', async () => {
