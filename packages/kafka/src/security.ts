@@ -2,24 +2,11 @@
 // `ssl` and `sasl` options of a kafkajs client. createKafka is the only caller, so every producer,
 // consumer and admin client connects the same way.
 import type { ConnectionOptions } from 'node:tls';
+import type { KafkaSecurityConfig } from '@sett/config';
 import type { SASLOptions } from 'kafkajs';
 
-/** The shape @sett/config produces (repeated here so this library does not depend on config). */
-export type KafkaSecurity = {
-  protocol: 'PLAINTEXT' | 'SSL' | 'SASL_PLAINTEXT' | 'SASL_SSL';
-  sasl?: { mechanism: 'PLAIN' | 'SCRAM-SHA-256' | 'SCRAM-SHA-512'; username: string; password: string };
-  tls?: {
-    caFile?: string;
-    certFile?: string;
-    keyFile?: string;
-    ca?: string;
-    cert?: string;
-    key?: string;
-    keyPassword?: string;
-    servername?: string;
-    verify: boolean;
-  };
-};
+/** The settings as @sett/config validated them (files already read). */
+export type KafkaSecurity = KafkaSecurityConfig;
 
 export type KafkajsSecurityOptions = { ssl?: ConnectionOptions; sasl?: SASLOptions };
 
