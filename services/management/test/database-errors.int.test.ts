@@ -4,8 +4,7 @@
 // timeouts instead of a 500 or a hang; when it answers again, so does management.
 import { createRedis, type Redis } from '@sett/cache';
 import { createPgPool, createPrisma, type PrismaClient } from '@sett/db';
-import { createMetricsRegistry, startService, type RunningService } from '@sett/http';
-import { createSilentLogger } from '@sett/logger';
+import type { RunningService } from '@sett/http';
 import {
   createTestDatabase,
   startTcpProxy,
@@ -14,9 +13,8 @@ import {
   type TestDatabase,
 } from '@sett/testing';
 import type pg from 'pg';
-import { createManagementApp } from '../src/app';
 import { toDatabaseSettError } from '../src/database-errors';
-import { call, createKey, seed, type Fixture } from './helpers';
+import { call, createKey, seed, serveManagement, type Fixture } from './helpers';
 
 const TIMEOUTS = { connectTimeoutMs: 800, statementTimeoutMs: 800, idleInTransactionTimeoutMs: 0 };
 // Client-side query timeout is statement + 1 s; connect 0.8 s: an answer within 4 s is bounded.
@@ -105,26 +103,13 @@ describe('a Postgres that stops answering', () => {
       url: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
       keyPrefix: `${uniqueName('mgmt')}:`,
     });
-    const logger = createSilentLogger();
-    const app = createManagementApp({
+    ({ url, service } = await serveManagement({
       prisma,
       pool,
       redis,
-      logger,
-      registry: createMetricsRegistry('management'),
-      encryptionKey: Buffer.alloc(32, 7),
       // Long key cache: once authenticated, requests reach the handlers' own queries.
-      config: { rateLimitPerMinute: 100_000, authCacheTtlMs: 600_000 },
-    });
-    service = await startService({
-      name: 'management',
-      app,
-      host: '127.0.0.1',
-      port: 0,
-      logger,
-      shutdownTimeoutMs: 2000,
-    });
-    url = `http://127.0.0.1:${service.port}`;
+      config: { authCacheTtlMs: 600_000 },
+    }));
   });
   afterAll(async () => {
     await service.stop();

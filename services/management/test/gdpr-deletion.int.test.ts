@@ -7,16 +7,13 @@
 // - the deletion job erases every event of the distinct ids from before the request, those that
 //   were in Kafka included, and the person they made (pre-request data of the erased person);
 // - an event sent after the deletion makes a new person that stays, with its event.
-import type { AddressInfo } from 'node:net';
 import { createPrisma, type PrismaClient } from '@sett/db';
-import { createMetricsRegistry, startService, type RunningService } from '@sett/http';
+import type { RunningService } from '@sett/http';
 import { createSilentLogger } from '@sett/logger';
-import { randomBytes } from 'node:crypto';
-import { createManagementApp } from '../src/app';
 import { createBackgroundJobs } from '../src/jobs/background-jobs';
 import type { JobRunner } from '../src/jobs/job-runner';
 import { uuidv7At } from '../src/retention/partition-plan';
-import { call, createKey, seed, type Fixture } from './helpers';
+import { call, createKey, seed, serveManagement, type Fixture } from './helpers';
 import {
   captureMessage,
   produce,
@@ -55,25 +52,13 @@ beforeAll(async () => {
       personDeletionSettleMs: 3_600_000,
     },
   });
-  const app = createManagementApp({
+  ({ service, ...api } = await serveManagement({
     prisma,
     pool: env.pool,
     redis: env.redis,
     logger,
-    registry: createMetricsRegistry('management'),
-    encryptionKey: randomBytes(32),
-    config: { rateLimitPerMinute: 100_000 },
     onJobQueued: () => jobs?.wake(),
-  });
-  service = await startService({
-    name: 'management',
-    app,
-    host: '127.0.0.1',
-    port: 0,
-    logger,
-    shutdownTimeoutMs: 2000,
-  });
-  api = { url: `http://127.0.0.1:${(service.server.address() as AddressInfo).port}` };
+  }));
   jobs.start();
 });
 

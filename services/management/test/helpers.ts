@@ -17,7 +17,7 @@ import {
 import { createSilentLogger } from '@sett/logger';
 import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
 import type pg from 'pg';
-import { createManagementApp, type ManagementConfig } from '../src/app';
+import { createManagementApp, type ManagementConfig, type ManagementDeps } from '../src/app';
 
 export interface Harness {
   url: string;
@@ -39,27 +39,8 @@ export async function startHarness(config: Partial<ManagementConfig> = {}): Prom
     url: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
     keyPrefix: `${uniqueName('mgmt')}:`,
   });
-  const logger = createSilentLogger();
   const encryptionKey = randomBytes(32);
-  const app = createManagementApp({
-    prisma,
-    pool,
-    redis,
-    logger,
-    registry: createMetricsRegistry('management'),
-    encryptionKey,
-    config: { rateLimitPerMinute: 100_000, ...config },
-  });
-  // A short drain: a test must not wait out the production shutdown timeout on a lingering socket.
-  const service = await startService({
-    name: 'management',
-    app,
-    host: '127.0.0.1',
-    port: 0,
-    logger,
-    shutdownTimeoutMs: 2000,
-  });
-  const url = `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`;
+  const { url, service } = await serveManagement({ prisma, pool, redis, encryptionKey, config });
   return {
     url,
     db,
@@ -79,23 +60,22 @@ export async function startHarness(config: Partial<ManagementConfig> = {}): Prom
 }
 
 /**
- * A second management app over an existing harness's database, pool and Redis, with its own
- * config (a low rate limit, say). Cheaper and steadier than a second harness: no new database,
- * no new Prisma client.
+ * The real management app on an ephemeral port over the given connections. Only the
+ * connections are required: a silent logger, a fresh registry, a random encryption key and a
+ * rate limit no test reaches are filled in. A short drain: a test must not wait out the
+ * production shutdown timeout on a lingering socket.
  */
-export async function startSibling(
-  h: Harness,
-  config: Partial<ManagementConfig>,
-): Promise<{ url: string; stop(): Promise<void> }> {
-  const logger = createSilentLogger();
+export async function serveManagement(
+  deps: Pick<ManagementDeps, 'prisma' | 'pool' | 'redis'> &
+    Partial<Omit<ManagementDeps, 'config'>> & { config?: Partial<ManagementConfig> },
+): Promise<{ url: string; service: RunningService; stop(): Promise<void> }> {
+  const logger = deps.logger ?? createSilentLogger();
   const app = createManagementApp({
-    prisma: h.prisma,
-    pool: h.pool,
-    redis: h.redis,
-    logger,
     registry: createMetricsRegistry('management'),
-    encryptionKey: h.encryptionKey,
-    config: { rateLimitPerMinute: 100_000, ...config },
+    encryptionKey: randomBytes(32),
+    ...deps,
+    logger,
+    config: { rateLimitPerMinute: 100_000, ...deps.config },
   });
   const service = await startService({
     name: 'management',
@@ -107,6 +87,7 @@ export async function startSibling(
   });
   return {
     url: `http://127.0.0.1:${(service.server.address() as AddressInfo).port}`,
+    service,
     stop: () => service.stop(),
   };
 }

@@ -8,12 +8,11 @@ import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createRedis, type Redis } from '@sett/cache';
-import { createMetricsRegistry, startService, type RunningService } from '@sett/http';
+import { createMetricsRegistry, type RunningService } from '@sett/http';
 import { createSilentLogger } from '@sett/logger';
 import { startTcpProxy, type TcpProxy } from '@sett/testing';
-import { createManagementApp } from '../src/app';
 import { bucketKeys, createRedisRateLimiter } from '../src/rate-limit/rate-limiter';
-import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
+import { call, createKey, seed, serveManagement, startHarness, type Fixture, type Harness } from './helpers';
 
 const MAIN = path.resolve(__dirname, '../src/main.ts');
 const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -188,25 +187,12 @@ describe('Redis stops answering', () => {
     through.hostname = '127.0.0.1';
     through.port = String(proxy.port);
     redis = createRedis({ url: through.toString(), keyPrefix: `${h.db.name}:failopen:` });
-    const logger = createSilentLogger();
-    const app = createManagementApp({
+    ({ url, service } = await serveManagement({
       prisma: h.prisma,
       pool: h.pool,
       redis,
-      logger,
-      registry: createMetricsRegistry('management'),
-      encryptionKey: h.encryptionKey,
       config: { rateLimitPerMinute: 2, userRateLimitPerMinute: 100 },
-    });
-    service = await startService({
-      name: 'management',
-      app,
-      host: '127.0.0.1',
-      port: 0,
-      logger,
-      shutdownTimeoutMs: 2000,
-    });
-    url = `http://127.0.0.1:${service.port}`;
+    }));
   });
   afterAll(async () => {
     await service.stop();
