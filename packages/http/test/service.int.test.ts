@@ -15,6 +15,8 @@ describe('service shell', () => {
   let base: string;
   let dependencyUp = true;
   let release: () => void = () => undefined;
+  // Resolved when /slow has the request in hand, so the stop below lands while it is in flight.
+  let arrived: () => void = () => undefined;
 
   beforeAll(async () => {
     const routes = express.Router();
@@ -34,6 +36,7 @@ describe('service shell', () => {
       throw new Error('secret internals');
     });
     routes.get('/slow', (_req, res) => {
+      arrived();
       release = () => res.json({ done: true });
     });
     const app = createServiceApp({
@@ -119,8 +122,9 @@ describe('service shell', () => {
   });
 
   it('finishes in-flight requests when stopping', async () => {
+    const inHandler = new Promise<void>((resolve) => (arrived = resolve));
     const pending = fetch(`${base}/slow`).then((r) => r.json());
-    await new Promise((r) => setTimeout(r, 50));
+    await inHandler;
     const stopped = svc.stop();
     release();
     await expect(pending).resolves.toEqual({ done: true });
