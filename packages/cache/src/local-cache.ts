@@ -3,7 +3,10 @@
 // `getOrLoad` is single-flight: concurrent misses for one key share one load. An entry deleted
 // or cleared while its load runs is not stored when the load finishes (the load may have read
 // what the invalidation was about), so invalidation by pub/sub cannot be undone by a slow load.
-// The token resolver, decide's flag, person, quota, remote config and key caches use it.
+// The token resolver, decide's flag, person, quota, remote config and key caches, and
+// management's key-context and member-count caches use it. Pure memo tables that never go
+// stale (compiled regexes in @sett/flags, JSON fragments in decide's response writer) stay
+// plain bounded Maps: they have no TTL to keep and @sett/flags has no I/O dependencies.
 
 export interface LocalCacheOptions {
   /** How long an entry lives; 0 or less caches nothing (loads still run single-flight). */

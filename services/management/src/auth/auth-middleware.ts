@@ -7,6 +7,7 @@
 // are 401; scopes are checked per operation by requireScope.
 import type { RequestHandler } from 'express';
 import type pg from 'pg';
+import { createLocalCache } from '@sett/cache';
 import type { PrismaClient } from '@sett/db';
 import { AuthenticationError, bearerToken } from '@sett/http';
 import { hashPersonalApiKey } from '@sett/keys';
@@ -77,7 +78,7 @@ interface KeyContextRow {
 export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator {
   const ttlMs = opts.ttlMs ?? 5_000;
   const now = opts.now ?? Date.now;
-  const cache = new Map<string, { auth: AuthContext; expiresAt: number }>();
+  const cache = createLocalCache<string, AuthContext>({ ttlMs, maxEntries: 10_000, now });
   const lastUsedWritten = new Map<string, number>();
 
   function touch(keyId: string) {
@@ -96,9 +97,9 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
       const token = parseBearer(header);
       const hash = hashPersonalApiKey(token);
       const hit = cache.get(hash);
-      if (hit && hit.expiresAt > now()) {
-        touch(hit.auth.keyId);
-        return hit.auth;
+      if (hit) {
+        touch(hit.keyId);
+        return hit;
       }
       const row = (await opts.pool.query<KeyContextRow>(KEY_CONTEXT_SQL, [hash])).rows[0];
       if (!row || !row.is_active) {
@@ -114,8 +115,7 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
         teamIds: new Set(row.team_ids),
         currentTeamId: row.current_team_id,
       };
-      if (cache.size > 10_000) cache.clear();
-      cache.set(hash, { auth, expiresAt: now() + ttlMs });
+      cache.set(hash, auth);
       touch(row.id);
       return auth;
     },

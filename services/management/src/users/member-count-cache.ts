@@ -7,6 +7,8 @@
 // organizations, and the generation makes sure a count taken before that is not stored after.
 // Changes made elsewhere (another replica, the database directly) show within ttlMs.
 
+import { createLocalCache } from '@sett/cache';
+
 export interface MemberCountCache {
   /** Fresh counts of those organizations that are cached (others are left out). */
   known(organizationIds: Iterable<string>): Map<string, number>;
@@ -22,43 +24,30 @@ export function createMemberCountCache(
   opts: { ttlMs?: number; maxEntries?: number; now?: () => number } = {},
 ): MemberCountCache {
   const ttlMs = opts.ttlMs ?? 5_000;
-  const maxEntries = opts.maxEntries ?? 10_000;
-  const now = opts.now ?? Date.now;
-  const entries = new Map<string, { count: number; expiresAt: number }>();
+  const counts = createLocalCache<string, number>({ ttlMs, maxEntries: opts.maxEntries, now: opts.now });
   let gen = 0;
 
   return {
     known(organizationIds) {
       const out = new Map<string, number>();
-      if (ttlMs <= 0 || entries.size === 0) return out;
-      const t = now();
+      if (counts.size === 0) return out;
       for (const id of organizationIds) {
-        const e = entries.get(id);
-        if (e && e.expiresAt > t) out.set(id, e.count);
+        const count = counts.get(id);
+        if (count !== undefined) out.set(id, count);
       }
       return out;
     },
     generation() {
       return gen;
     },
-    store(generation, counts) {
+    store(generation, computed) {
       if (ttlMs <= 0 || generation !== gen) return;
-      const expiresAt = now() + ttlMs;
-      for (const [id, count] of counts) {
-        if (entries.size >= maxEntries && !entries.has(id)) {
-          // Bounded: drop expired entries first, then the oldest inserted.
-          const t = now();
-          for (const [k, e] of entries) if (e.expiresAt <= t) entries.delete(k);
-          if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-        }
-        entries.delete(id); // re-insert so Map order stays insertion (= expiry) order
-        entries.set(id, { count, expiresAt });
-      }
+      for (const [id, count] of computed) counts.set(id, count);
     },
     invalidate(organizationIds) {
       gen++;
-      if (!organizationIds) entries.clear();
-      else for (const id of organizationIds) entries.delete(id);
+      if (!organizationIds) counts.clear();
+      else for (const id of organizationIds) counts.delete(id);
     },
   };
 }
