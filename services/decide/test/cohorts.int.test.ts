@@ -83,7 +83,10 @@ beforeAll(async () => {
     filters: onProps(inCohort(ids.pro)),
   });
   await insertFlag(h.pool, p.teamId, { key: 'not-pro', filters: onProps(inCohort(ids.pro, 'not_in')) });
-  await insertFlag(h.pool, p.teamId, { key: 'beta-static', filters: onProps(inCohort(ids.beta)) });
+  ids.betaStatic = await insertFlag(h.pool, p.teamId, {
+    key: 'beta-static',
+    filters: onProps(inCohort(ids.beta)),
+  });
   await insertFlag(h.pool, p.teamId, { key: 'big-static', filters: onProps(inCohort(ids.big)) });
   await insertFlag(h.pool, p.teamId, { key: 'nested', filters: onProps(inCohort(ids.nested)) });
   ids.experiment = await insertFlag(h.pool, p.teamId, {
@@ -97,6 +100,15 @@ beforeAll(async () => {
         ],
       },
     },
+  });
+  await insertFlag(h.pool, p.teamId, {
+    key: 'on-beta-static',
+    filters: onProps({
+      key: String(ids.betaStatic),
+      type: 'flag',
+      value: true,
+      operator: 'flag_evaluates_to',
+    }),
   });
   await insertFlag(h.pool, p.teamId, {
     key: 'on-test-variant',
@@ -141,6 +153,7 @@ describe('flags on cohorts and on other flags', () => {
       nested: true,
       experiment: true,
       'on-test-variant': true,
+      'on-beta-static': true,
     });
     expect(res.body.flags.experiment.variant).toBe('test');
   });
@@ -160,6 +173,15 @@ describe('flags on cohorts and on other flags', () => {
     const res = await flags('user-1', { flag_keys_to_evaluate: ['on-test-variant'] });
     expect(res.body.errorsWhileComputingFlags).toBe(false);
     expect(enabled(res.body)).toEqual({ 'on-test-variant': true });
+  });
+
+  it('flag_keys naming a flag that depends on a static-cohort flag looks the membership up', async () => {
+    // Only the dependency uses the static cohort: the lookup must follow the dependency.
+    const member = await flags('no-person-yet', { flag_keys: ['on-beta-static'] });
+    expect(member.body.errorsWhileComputingFlags).toBe(false);
+    expect(enabled(member.body)).toEqual({ 'on-beta-static': true });
+    const stranger = await flags('nobody-at-all', { flag_keys: ['on-beta-static'] });
+    expect(enabled(stranger.body)).toEqual({ 'on-beta-static': false });
   });
 
   it('a distinct id with no person is matched by its own membership', async () => {
