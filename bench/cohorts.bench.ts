@@ -22,9 +22,8 @@ import {
   seed,
   type BenchFlag,
 } from './decide.bench';
-import { fmt, freePort, ratioLine, startChild } from './lib';
+import { fmt, freePort, ratioLine, startChild, startDecide } from './lib';
 
-const DECIDE_MAIN = path.join(__dirname, '..', 'services', 'decide', 'src', 'main.ts');
 const STATIC_MEMBERS = 100_000;
 const SECONDS = 10;
 
@@ -329,7 +328,7 @@ export async function run(): Promise<boolean> {
     throw err;
   });
   const redis = createRedis({ url: redisUrl });
-  let decide: Awaited<ReturnType<typeof startChild>> | undefined;
+  let decide: Awaited<ReturnType<typeof startDecide>> | undefined;
   let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sett-bench-cohorts-'));
   try {
@@ -349,20 +348,9 @@ export async function run(): Promise<boolean> {
       `seeded in ${((Date.now() - started) / 1000).toFixed(1)} s: 50 flags (10 on cohorts, 2 dependent), ` +
         `2 static cohorts of ${STATIC_MEMBERS.toLocaleString('en-US')} members, 3 property cohorts (team ${project.teamId})\n`,
     );
-    const decidePort = await freePort();
     const baselinePort = await freePort();
-    decide = await startChild(
-      DECIDE_MAIN,
-      {
-        DATABASE_URL: db.url,
-        REDIS_URL: redisUrl,
-        DECIDE_PORT: String(decidePort),
-        LOG_LEVEL: 'info',
-        LOG_FORMAT: 'json',
-        NODE_ENV: 'production',
-      },
-      /decide ready/,
-    );
+    decide = await startDecide(db.url);
+    const decidePort = decide.port;
     const body = bodyMaker(project.token);
     const decideUrl = `http://127.0.0.1:${decidePort}/decide/?v=4`;
     // Sized like decide's answer for a stored person (a static member: cohort flags on).

@@ -29,10 +29,10 @@ import {
   scratchDatabase,
   startChild,
   type LoadResult,
+  startDecide,
 } from './lib';
 
 export const BASELINE_ENV = 'SETT_DECIDE_BENCH_BASELINE';
-const DECIDE_MAIN = path.join(__dirname, '..', 'services', 'decide', 'src', 'main.ts');
 const PERSONS = 2_000;
 const GROUPS = 200;
 const MAX_SECONDS = 8;
@@ -251,21 +251,9 @@ export async function run(): Promise<boolean> {
     `mix: 50% person_properties given, 25% stored persons, 25% unknown ids (person query), 50% with a group; ` +
       `DECIDE_WORKERS=${process.env.DECIDE_WORKERS ?? '1'}\n`,
   );
-
-  const decidePort = await freePort();
   const baselinePort = await freePort();
-  const decide = await startChild(
-    DECIDE_MAIN,
-    {
-      DATABASE_URL: db.url,
-      REDIS_URL: redisUrl,
-      DECIDE_PORT: String(decidePort),
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-      NODE_ENV: 'production',
-    },
-    /decide ready/,
-  );
+  const decide = await startDecide(db.url);
+  const decidePort = decide.port;
   const body = bodyMaker(project.token);
   const decideUrl = `http://127.0.0.1:${decidePort}/decide/?v=4`;
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sett-bench-decide-'));

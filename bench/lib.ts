@@ -3,6 +3,7 @@
 // database with one bench project.
 import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
@@ -113,6 +114,33 @@ export async function startChild(
         setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
       }),
   };
+}
+
+const DECIDE_MAIN = path.join(__dirname, '..', 'services', 'decide', 'src', 'main.ts');
+
+/**
+ * Decide as the benches measure it: its own production-mode process on a free port, over
+ * `databaseUrl` and REDIS_URL, ready once it logs so. `env` adds or overrides settings.
+ */
+export async function startDecide(
+  databaseUrl: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<ChildServer & { port: number }> {
+  const port = await freePort();
+  const child = await startChild(
+    DECIDE_MAIN,
+    {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
+      DECIDE_PORT: String(port),
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      NODE_ENV: 'production',
+      ...env,
+    },
+    /decide ready/,
+  );
+  return { ...child, port };
 }
 
 /** A port that was free a moment ago, for a child server to listen on. */

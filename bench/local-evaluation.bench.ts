@@ -8,7 +8,6 @@
 // in-process copies (token, key, flag list, serialised body), so the ratio shows what key
 // checking, routing and headers cost over writing fixed bytes.
 import http from 'node:http';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createPersonalKey } from '@sett/cli';
 import { createPgPool } from '@sett/db';
@@ -21,10 +20,10 @@ import {
   scratchDatabase,
   startChild,
   type LoadResult,
+  startDecide,
 } from './lib';
 
 const BASELINE_ENV = 'SETT_LOCAL_EVALUATION_BENCH_BASELINE';
-const DECIDE_MAIN = path.join(__dirname, '..', 'services', 'decide', 'src', 'main.ts');
 const SECONDS = 6;
 const CONNECTIONS = 100;
 const FLAGS = 60;
@@ -129,20 +128,9 @@ function line(label: string, r: LoadResult): string {
 export async function run(): Promise<boolean> {
   const serverUrl = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/sett';
   const db = await prepare(serverUrl);
-  const decidePort = await freePort();
   const baselinePort = await freePort();
-  const decide = await startChild(
-    DECIDE_MAIN,
-    {
-      DATABASE_URL: db.url,
-      REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
-      DECIDE_PORT: String(decidePort),
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-      NODE_ENV: 'production',
-    },
-    /decide ready/,
-  );
+  const decide = await startDecide(db.url);
+  const decidePort = decide.port;
   let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
   try {
     const path = `/flags/definitions?token=${db.token}&send_cohorts`;

@@ -5,12 +5,19 @@
 // in decide's in-process copy (refreshed from one Redis GET every DECIDE_FLAG_CACHE_TTL_MS), so
 // the ratio shows what token resolution, routing and headers cost over writing fixed bytes.
 import http from 'node:http';
-import path from 'node:path';
 import { createPgPool } from '@sett/db';
-import { fmt, freePort, insertBenchProject, load, ratioLine, scratchDatabase, startChild } from './lib';
+import {
+  fmt,
+  freePort,
+  insertBenchProject,
+  load,
+  ratioLine,
+  scratchDatabase,
+  startChild,
+  startDecide,
+} from './lib';
 
 const BASELINE_ENV = 'SETT_REMOTE_CONFIG_BENCH_BASELINE';
-const DECIDE_MAIN = path.join(__dirname, '..', 'services', 'decide', 'src', 'main.ts');
 const SECONDS = 8;
 
 // Baseline role: serve the given body and headers for any request.
@@ -50,20 +57,9 @@ async function prepare(serverUrl: string) {
 export async function run(): Promise<boolean> {
   const serverUrl = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/sett';
   const db = await prepare(serverUrl);
-  const decidePort = await freePort();
   const baselinePort = await freePort();
-  const decide = await startChild(
-    DECIDE_MAIN,
-    {
-      DATABASE_URL: db.url,
-      REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
-      DECIDE_PORT: String(decidePort),
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-      NODE_ENV: 'production',
-    },
-    /decide ready/,
-  );
+  const decide = await startDecide(db.url);
+  const decidePort = decide.port;
   let baseline: Awaited<ReturnType<typeof startChild>> | undefined;
   try {
     const subjectUrl = `http://127.0.0.1:${decidePort}/array/${db.token}/config`;
