@@ -1,24 +1,10 @@
 // /_metrics with DECIDE_WORKERS=2: whichever worker takes the scrape answers with the sum over
 // both workers (the primary aggregates), so a counter never goes down between scrapes and ends
 // at the number of requests sent, however the connections were spread over the workers.
-import { spawn } from 'node:child_process';
-import net from 'node:net';
-import path from 'node:path';
-import readline from 'node:readline';
 import { gzipSync } from 'node:zlib';
 import { createPgPool } from '@sett/db';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
-import { createProject, REDIS_URL } from './support';
-
-const MAIN = path.join(__dirname, '..', 'src', 'main.ts');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { createProject, spawnDecideWorkers } from './support';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -48,37 +34,10 @@ it('aggregates the HTTP counters of both workers on every scrape', async () => {
   const project = await createProject({ pool });
   await pool.end();
 
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: {
-      ...process.env,
-      DATABASE_URL: db.url,
-      REDIS_URL,
-      DECIDE_PORT: String(port),
-      DECIDE_WORKERS: '2',
-      DECIDE_GEOIP_ENABLED: 'false',
-      LOG_FORMAT: 'json',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const decide = await spawnDecideWorkers(db.url, 2);
+  let exitCode: number | null | undefined;
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`workers not ready:\n${lines.join('\n')}`)), 30_000);
-      for (const s of [child.stdout!, child.stderr!]) {
-        readline.createInterface({ input: s }).on('line', (l) => {
-          lines.push(l);
-          if (lines.some((x) => x.includes('"message":"decide ready"'))) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-      }
-    });
-
-    const base = `http://127.0.0.1:${port}`;
+    const base = `http://127.0.0.1:${decide.port}`;
     // A new connection per request and per scrape: the primary deals them out to both workers.
     const scrape = async () => {
       const res = await fetch(`${base}/_metrics`, { headers: { connection: 'close' } });
@@ -108,7 +67,7 @@ it('aggregates the HTTP counters of both workers on every scrape', async () => {
     for (let i = 1; i < seen.length; i++) expect(seen[i]).toBeGreaterThanOrEqual(seen[i - 1]!);
     expect(seen[seen.length - 1]).toBe(N);
   } finally {
-    child.kill('SIGTERM');
+    exitCode = await decide.stop();
   }
-  expect(await exited).toBe(0);
+  expect(exitCode).toBe(0);
 });

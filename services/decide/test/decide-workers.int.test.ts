@@ -1,22 +1,8 @@
 // main.ts with DECIDE_WORKERS=2 as a real process: two workers serve the port, both answer,
 // SIGTERM stops them and the primary.
-import { spawn } from 'node:child_process';
-import net from 'node:net';
-import path from 'node:path';
-import readline from 'node:readline';
 import { createPgPool } from '@sett/db';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
-import { createProject, insertFlag, REDIS_URL } from './support';
-
-const MAIN = path.join(__dirname, '..', 'src', 'main.ts');
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
+import { createProject, insertFlag, spawnDecideWorkers } from './support';
 
 let db: TestDatabase;
 beforeAll(async () => {
@@ -39,36 +25,10 @@ it('serves decide from two workers and stops them all on SIGTERM', async () => {
   });
   await pool.end();
 
-  const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', MAIN], {
-    env: {
-      ...process.env,
-      DATABASE_URL: db.url,
-      REDIS_URL,
-      DECIDE_PORT: String(port),
-      DECIDE_WORKERS: '2',
-      DECIDE_GEOIP_ENABLED: 'false',
-      LOG_FORMAT: 'json',
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const lines: string[] = [];
-  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const decide = await spawnDecideWorkers(db.url, 2);
+  const { port, lines } = decide;
+  let exitCode: number | null | undefined;
   try {
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`workers not ready:\n${lines.join('\n')}`)), 20_000);
-      for (const s of [child.stdout!, child.stderr!]) {
-        readline.createInterface({ input: s }).on('line', (l) => {
-          lines.push(l);
-          const workersReady = lines.filter((x) => x.includes('"message":"decide worker ready"')).length;
-          if (workersReady === 2 && lines.some((x) => x.includes('"message":"decide ready"'))) {
-            clearTimeout(timer);
-            resolve();
-          }
-        });
-      }
-    });
     const workerIds = new Set(
       lines
         .filter((l) => l.includes('"message":"decide worker ready"'))
@@ -87,9 +47,9 @@ it('serves decide from two workers and stops them all on SIGTERM', async () => {
       ).toBe(true);
     }
   } finally {
-    child.kill('SIGTERM');
+    exitCode = await decide.stop();
   }
-  expect(await exited).toBe(0);
+  expect(exitCode).toBe(0);
   expect(lines.some((l) => l.includes('"message":"decide stopped"'))).toBe(true);
   expect(lines.filter((l) => l.includes('"message":"decide worker stopped"')).length).toBe(2);
 });

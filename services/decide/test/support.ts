@@ -1,6 +1,10 @@
 // Integration test support: a real decide app on port 0 over a fresh database and a
 // prefix-isolated Redis, plus seeding helpers that write what management and ingestion write.
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
+import path from 'node:path';
+import readline from 'node:readline';
 import type { Pool } from 'pg';
 import { createRedis, writeProjectToken, type Redis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
@@ -206,3 +210,62 @@ export async function post(
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * decide's main.ts as a real process with DECIDE_WORKERS cluster workers (GeoIP off), resolved
+ * once every worker and the primary have logged that they are ready. `lines` collects its log;
+ * `stop()` sends SIGTERM and resolves with the exit code.
+ */
+export async function spawnDecideWorkers(
+  databaseUrl: string,
+  workers: number,
+): Promise<{ port: number; lines: string[]; stop(): Promise<number | null> }> {
+  const port = await freeLocalPort();
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'src', 'main.ts')], {
+    env: {
+      ...process.env,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      DECIDE_PORT: String(port),
+      DECIDE_WORKERS: String(workers),
+      DECIDE_GEOIP_ENABLED: 'false',
+      LOG_FORMAT: 'json',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    return exited;
+  };
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`workers not ready:\n${lines.join('\n')}`)), 30_000);
+      void exited.then((code) => reject(new Error(`decide exited with ${code}:\n${lines.join('\n')}`)));
+      for (const s of [child.stdout!, child.stderr!]) {
+        readline.createInterface({ input: s }).on('line', (l) => {
+          lines.push(l);
+          const workersReady = lines.filter((x) => x.includes('"message":"decide worker ready"')).length;
+          if (workersReady === workers && lines.some((x) => x.includes('"message":"decide ready"'))) {
+            clearTimeout(timer);
+            resolve();
+          }
+        });
+      }
+    });
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { port, lines, stop };
+}
+
+async function freeLocalPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
