@@ -3,7 +3,7 @@
 // `handle` without Express's router and per-request middleware; everything else (operational
 // routes, preflights, 404/405, what only Express's case-insensitive matching accepts) goes to
 // the Express app unchanged. Served requests get what the Express app would give them: the
-// request id (echoed, and on every log line), the CORS headers, the HTTP metrics under a fixed
+// request id (echoed, and on every log line), the CORS headers (unless `cors: false`), the HTTP metrics under a fixed
 // route label, the debug request line, and errors written by the same sendError.
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
@@ -27,12 +27,16 @@ export interface FastPathOptions<R> {
   logger: Logger;
   /** The registry of the Express app's HTTP metrics (shared, see httpRequestObserver). */
   registry: Registry;
+  /** Whether served answers carry the public services' CORS headers, as their Express apps
+   * do (default true); a private API whose Express app sends none passes false. */
+  cors?: boolean;
 }
 
 export function createFastPath<R>(opts: FastPathOptions<R>): RequestListener {
   const { logger, fallback } = opts;
   const observe = httpRequestObserver(opts.registry);
   const debug = logger.isDebugEnabled();
+  const cors = opts.cors ?? true;
 
   return (req, res) => {
     const url = req.url ?? '/';
@@ -45,7 +49,7 @@ export function createFastPath<R>(opts: FastPathOptions<R>): RequestListener {
     }
     withRequestId(req, res, (requestId) => {
       const start = process.hrtime.bigint();
-      setCorsHeaders(req, res);
+      if (cors) setCorsHeaders(req, res);
       const label = opts.routeLabel(route);
       const done = () => {
         const seconds = Number(process.hrtime.bigint() - start) / 1e9;

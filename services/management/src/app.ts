@@ -157,5 +157,7 @@ export function createManagementApp(deps: ManagementDeps): RequestListener {
     fallback: app,
     logger,
     registry,
+    // Management's Express app sends no CORS headers; its fast path must not either.
+    cors: false,
   });
 }

@@ -90,9 +90,6 @@ export function createUserReadHandler(deps: {
 }) {
   return async (req: IncomingMessage, res: ServerResponse, route: UserFastRoute): Promise<void> => {
     try {
-      // The fast-path factory adds the public services' CORS headers; Express answers here without.
-      for (const h of ['Access-Control-Allow-Origin', 'Access-Control-Allow-Credentials', 'Vary'])
-        res.removeHeader(h);
       const auth = await deps.authenticator.authenticate(req.headers.authorization);
       const decision = await deps.limiter.take({ key: auth.keyId, user: auth.userId });
       if (!decision.ok) throw new RateLimitedError(decision.retryAfterSeconds);
