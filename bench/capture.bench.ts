@@ -34,11 +34,19 @@ import {
   withMaintenanceClient,
 } from '@sett/db';
 import { startDevBroker } from '@sett/devstack';
-import { fmt, freePort, load, ratioLine, startChild, type LoadResult } from './lib';
+import {
+  fmt,
+  freePort,
+  insertBenchProject,
+  load,
+  ratioLine,
+  startCapture,
+  startChild,
+  type LoadResult,
+} from './lib';
 
 const BASELINE_ENV = 'SETT_CAPTURE_BENCH_BASELINE_PORT';
 const KAFKA_ONLY_ENV = 'SETT_CAPTURE_BENCH_KAFKA_ONLY';
-const CAPTURE_MAIN = path.join(__dirname, '..', 'services', 'capture', 'src', 'main.ts');
 const BATCH_SIZE = 100;
 const SECONDS = 10;
 const BODIES = 64;
@@ -185,38 +193,18 @@ export async function run(): Promise<boolean> {
   const dbUrl = withDatabase(serverUrl, dbName);
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
   const redis = createRedis({ url: redisUrl, name: 'bench-capture' });
-  const token = `phc_bench_${randomUUID().replace(/-/g, '')}`;
   const children: Array<{ stop(): Promise<void> }> = [];
   try {
     await ensureDatabase(dbUrl);
     await migrateDeploy({ databaseUrl: dbUrl });
     const pool = createPgPool({ databaseUrl: dbUrl, max: 1 });
-    const org = await pool.query<{ id: string }>(
-      `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', $1) RETURNING id`,
-      [dbName],
-    );
-    const team = await pool.query<{ id: number }>(
-      `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 'Bench') RETURNING id`,
-      [org.rows[0]!.id, token],
-    );
-    await pool.end();
-    await writeProjectToken(redis, token, { teamId: team.rows[0]!.id, organizationId: org.rows[0]!.id });
+    const { token, teamId, organizationId } = await insertBenchProject(pool).finally(() => pool.end());
+    await writeProjectToken(redis, token, { teamId, organizationId });
 
-    const [capturePort, baselinePort] = [await freePort(), await freePort()];
-    children.push(
-      await startChild(
-        CAPTURE_MAIN,
-        {
-          CAPTURE_PORT: String(capturePort),
-          KAFKA_BROKERS: broker.bootstrap,
-          DATABASE_URL: dbUrl,
-          REDIS_URL: redisUrl,
-          LOG_LEVEL: 'info',
-          LOG_FORMAT: 'json',
-        },
-        /"capture ready"/,
-      ),
-    );
+    const capture = await startCapture(dbUrl, broker.bootstrap);
+    children.push(capture);
+    const capturePort = capture.port;
+    const baselinePort = await freePort();
     children.push(await startChild(__filename, { [BASELINE_ENV]: String(baselinePort) }, /baseline ready/));
 
     let n = 0;

@@ -8,7 +8,6 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
-import { randomUUID } from 'node:crypto';
 import { createRedis, writeProjectToken } from '@sett/cache';
 import {
   createPgPool,
@@ -20,9 +19,8 @@ import {
 } from '@sett/db';
 import { startDevBroker } from '@sett/devstack';
 import { runImport } from '@sett/cli';
-import { fmt, freePort, ratioLine, startChild } from './lib';
+import { fmt, insertBenchProject, ratioLine, startCapture } from './lib';
 
-const CAPTURE_MAIN = path.join(__dirname, '..', 'services', 'capture', 'src', 'main.ts');
 const EVENTS = Number(process.env.SETT_IMPORT_BENCH_EVENTS || 1_000_000);
 const CONCURRENCY = 4;
 const BATCH_BYTES = 4 * 1024 * 1024;
@@ -97,7 +95,6 @@ export async function run(): Promise<boolean> {
   const dbUrl = withDatabase(serverUrl, dbName);
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
   const redis = createRedis({ url: redisUrl, name: 'bench-import' });
-  const token = `phc_bench_${randomUUID().replace(/-/g, '')}`;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sett-bench-import-'));
   const children: Array<{ stop(): Promise<void> }> = [];
   const limit = AbortSignal.timeout(LIMIT_MS);
@@ -105,31 +102,11 @@ export async function run(): Promise<boolean> {
     await ensureDatabase(dbUrl);
     await migrateDeploy({ databaseUrl: dbUrl });
     const pool = createPgPool({ databaseUrl: dbUrl, max: 1 });
-    const org = await pool.query<{ id: string }>(
-      `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', $1) RETURNING id`,
-      [dbName],
-    );
-    const team = await pool.query<{ id: number }>(
-      `INSERT INTO teams (uuid, organization_id, api_token, name) VALUES (gen_random_uuid(), $1, $2, 'Bench') RETURNING id`,
-      [org.rows[0]!.id, token],
-    );
-    await pool.end();
-    await writeProjectToken(redis, token, { teamId: team.rows[0]!.id, organizationId: org.rows[0]!.id });
-    const port = await freePort();
-    children.push(
-      await startChild(
-        CAPTURE_MAIN,
-        {
-          CAPTURE_PORT: String(port),
-          KAFKA_BROKERS: broker.bootstrap,
-          DATABASE_URL: dbUrl,
-          REDIS_URL: redisUrl,
-          LOG_LEVEL: 'info',
-          LOG_FORMAT: 'json',
-        },
-        /"capture ready"/,
-      ),
-    );
+    const { token, teamId, organizationId } = await insertBenchProject(pool).finally(() => pool.end());
+    await writeProjectToken(redis, token, { teamId, organizationId });
+    const capture = await startCapture(dbUrl, broker.bootstrap);
+    children.push(capture);
+    const port = capture.port;
     const url = `http://127.0.0.1:${port}`;
 
     const file = path.join(dir, 'events.jsonl');

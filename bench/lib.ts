@@ -143,6 +143,29 @@ export async function startDecide(
   return { ...child, port };
 }
 
+const CAPTURE_MAIN = path.join(__dirname, '..', 'services', 'capture', 'src', 'main.ts');
+
+/** Capture as the benches measure it: its own process on a free port, producing to `brokers`. */
+export async function startCapture(
+  databaseUrl: string,
+  brokers: string,
+): Promise<ChildServer & { port: number }> {
+  const port = await freePort();
+  const child = await startChild(
+    CAPTURE_MAIN,
+    {
+      CAPTURE_PORT: String(port),
+      KAFKA_BROKERS: brokers,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+    },
+    /"capture ready"/,
+  );
+  return { ...child, port };
+}
+
 /** A port that was free a moment ago, for a child server to listen on. */
 export async function freePort(): Promise<number> {
   const server = net.createServer();
