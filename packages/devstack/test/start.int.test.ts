@@ -5,22 +5,10 @@
 import os from 'node:os';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, type TestDatabase, freePort } from '@sett/testing';
 
 const root = path.resolve(__dirname, '../../..');
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function processInfo(pid: number): string {
   try {

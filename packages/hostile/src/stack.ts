@@ -3,8 +3,8 @@
 // process that dies is noticed (exit code, last lines of output) instead of taking the test
 // runner with it, and a hung one can be killed.
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
+import { freePort } from '@sett/testing';
 
 export const SERVICES = ['capture', 'decide', 'management', 'ingestion'] as const;
 export type ServiceName = (typeof SERVICES)[number];
@@ -20,17 +20,6 @@ export interface RunningProcess {
   exited?: string;
   /** The last lines the process wrote (stdout and stderr). */
   tail(): string;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 }
 
 export async function startProcesses(

@@ -4,24 +4,12 @@
 // SDKs under test talk to the edge URL it prints, nothing else.
 import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, type TestDatabase, freePort } from '@sett/testing';
 
 const root = path.resolve(__dirname, '../../..');
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 export interface SettStack {
   /** The edge, as `pnpm start` prints it: http://127.0.0.1:<port>. */

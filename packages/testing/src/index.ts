@@ -8,3 +8,4 @@ export { createTestCa } from './tls-certs';
 export type { TestCa, TestCaOptions, PemPair } from './tls-certs';
 export { startKafkaProxy } from './kafka-proxy';
 export type { KafkaProxy, KafkaProxyOptions, KafkaProxySaslMechanism } from './kafka-proxy';
+export { freePort } from './ports';

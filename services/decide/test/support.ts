@@ -2,7 +2,6 @@
 // prefix-isolated Redis, plus seeding helpers that write what management and ingestion write.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { Pool } from 'pg';
@@ -10,7 +9,7 @@ import { createRedis, writeProjectToken, type Redis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { createMetricsRegistry, startService, type RunningService } from '@sett/http';
 import { createSilentLogger } from '@sett/logger';
-import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, freePort, uniqueName, type TestDatabase } from '@sett/testing';
 import { createDecideApp, type DecideApp, type DecideConfig } from '../src/app';
 import type { GeoIp } from '../src/geoip/geoip';
 
@@ -220,7 +219,7 @@ export async function spawnDecideWorkers(
   databaseUrl: string,
   workers: number,
 ): Promise<{ port: number; lines: string[]; stop(): Promise<number | null> }> {
-  const port = await freeLocalPort();
+  const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(__dirname, '..', 'src', 'main.ts')], {
     env: {
       ...process.env,
@@ -260,12 +259,4 @@ export async function spawnDecideWorkers(
     throw err;
   }
   return { port, lines, stop };
-}
-
-async function freeLocalPort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }

@@ -4,13 +4,12 @@
 // key has its own bucket. When Redis stops answering the limit fails open (counted, and /_ready
 // says so), and it holds again once Redis is back.
 import { spawn, type ChildProcess } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import readline from 'node:readline';
 import { createRedis, type Redis } from '@sett/cache';
 import { createMetricsRegistry, type RunningService } from '@sett/http';
 import { createSilentLogger } from '@sett/logger';
-import { startTcpProxy, type TcpProxy } from '@sett/testing';
+import { freePort, startTcpProxy, type TcpProxy } from '@sett/testing';
 import { bucketKeys, createRedisRateLimiter } from '../src/rate-limit/rate-limiter';
 import { call, createKey, seed, serveManagement, startHarness, type Fixture, type Harness } from './helpers';
 
@@ -21,14 +20,6 @@ const PER_USER = 5;
 
 let h: Harness;
 let f: Fixture;
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 interface Replica {
   url: string;
