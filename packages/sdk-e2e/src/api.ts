@@ -61,23 +61,11 @@ export interface FlagsAnswer {
 }
 
 /** POST /flags?v=2 as a client would, for one distinct id. */
-export async function remoteFlags(
+export function remoteFlags(
   stack: SettStack,
   body: Record<string, unknown>,
 ): Promise<{ status: number; answer: FlagsAnswer; text: string }> {
-  const res = await fetch(`${stack.edgeUrl}/flags/?v=2`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ token: stack.projectKey, ...body }),
-  });
-  const text = await res.text();
-  let answer: FlagsAnswer;
-  try {
-    answer = JSON.parse(text) as FlagsAnswer;
-  } catch {
-    answer = { flags: {}, errorsWhileComputingFlags: true };
-  }
-  return { status: res.status, answer, text };
+  return remoteAnswer(stack, '/flags/?v=2', body);
 }
 
 /** The value an SDK's getFeatureFlag returns for one flag of a /flags answer. */
