@@ -1,10 +1,31 @@
 // Per-test-file Postgres databases, cloned from the migrated template that the jest global
 // setup prepares. Cloning (CREATE DATABASE ... TEMPLATE) takes ~100 ms, far cheaper than
 // migrating each time, and gives every test file a database nobody else writes to.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
 
-export const TEMPLATE_DATABASE = 'sett_test_template';
+/**
+ * The template's name carries a digest of the migrations, so checkouts with different
+ * migrations (branches, worktrees) sharing one Postgres each get their own template instead of
+ * dropping and re-migrating one another's while tests clone it.
+ */
+function migrationsDigest(): string {
+  const dir = path.resolve(__dirname, '../../../prisma/migrations');
+  const hash = createHash('sha256');
+  for (const name of readdirSync(dir).sort()) {
+    hash.update(name);
+    try {
+      hash.update(readFileSync(path.join(dir, name, 'migration.sql')));
+    } catch {
+      // migration_lock.toml and the like: the name is enough.
+    }
+  }
+  return hash.digest('hex').slice(0, 12);
+}
+
+export const TEMPLATE_DATABASE = `sett_test_template_${migrationsDigest()}`;
 const DEFAULT_SERVER_URL = 'postgresql://root@127.0.0.1:5432/postgres';
 const OBJECT_IN_USE = '55006'; // "source database ... is being accessed by other users"
 
