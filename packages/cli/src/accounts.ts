@@ -13,10 +13,10 @@ import {
   maskKey,
 } from '@sett/keys';
 import { CliError } from './keys-create';
+import { isUuid } from '@sett/schemas';
 
 export const LEVEL_NAMES = { member: 1, admin: 8, owner: 15 } as const;
 const EMAIL_RE = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 export interface DbOptions {
   databaseUrl: string;
@@ -185,7 +185,7 @@ export async function createUser(opts: UserCreateOptions) {
   return withPrisma(opts, (prisma) =>
     prisma.$transaction(async (tx) => {
       const org = await tx.organization.findFirst({
-        where: UUID_RE.test(orgRef) ? { id: orgRef.toLowerCase() } : { slug: orgRef },
+        where: isUuid(orgRef) ? { id: orgRef.toLowerCase() } : { slug: orgRef },
       });
       if (!org) throw new CliError(`no organization with id or slug "${orgRef}"`);
       if (await tx.user.findFirst({ where: { email: { equals: email, mode: 'insensitive' } } }))

@@ -23,7 +23,14 @@ export {
 } from './metrics';
 export type { BuildInfo, HttpRequestObserver } from './metrics';
 export { createServiceApp, startService } from './service';
-export type { ServiceAppOptions, StartOptions, RunningService, ReadinessCheck } from './service';
+export { DEFAULT_SERVER_TIMEOUTS } from './service';
+export type {
+  ServiceAppOptions,
+  StartOptions,
+  RunningService,
+  ReadinessCheck,
+  ServerTimeouts,
+} from './service';
 export {
   resolveWorkers,
   notifyWorkerReady,
@@ -41,3 +48,19 @@ export { readBody, BodyTooLargeError, closesConnection } from './read-body';
 export { createFastPath } from './fast-path';
 export type { FastPathOptions } from './fast-path';
 export { requestIdOf, withRequestId, requestIdMiddleware, REQUEST_ID_HEADER } from './request-id';
+export { createRouteApp } from './routes/route-app';
+export type { RouteApp, RouteAppOptions, Authenticator } from './routes/route-app';
+export { route } from './routes/route-types';
+export type {
+  AnyRoute,
+  AuthKind,
+  BodyMode,
+  Compatibility,
+  HttpMethod,
+  RouteAuth,
+  RouteContext,
+  RouteDeclaration,
+  RouteDef,
+  RouteSchemas,
+  RouteTable,
+} from './routes/route-types';

@@ -12,6 +12,7 @@ import { errorMiddleware, notFoundHandler } from './error-middleware';
 import { ServiceUnavailableError } from './errors';
 import { httpMetricsMiddleware } from './metrics';
 import { requestIdMiddleware } from './request-id';
+import type { RouteApp } from './routes/route-app';
 
 export type ReadinessCheck = () => Promise<void>;
 
@@ -107,9 +108,26 @@ export interface RunningService {
   stop(): Promise<void>;
 }
 
+/** Socket deadlines of a service (HTTP_HEADERS_TIMEOUT_MS and friends, docs/hardening.md). */
+export interface ServerTimeouts {
+  /** The request head must arrive within this (slow-header clients). */
+  headersMs: number;
+  /** The whole request, head and body, must arrive within this (slow-body clients). */
+  requestMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number;
+}
+
+export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
+  headersMs: 10_000,
+  requestMs: 60_000,
+  keepAliveMs: 65_000,
+};
+
 export interface StartOptions {
   name: string;
-  app: Express | http.RequestListener;
+  app: Express | http.RequestListener | RouteApp;
+  timeouts?: ServerTimeouts;
   host: string;
   port: number;
   logger: Logger;
@@ -121,11 +139,27 @@ export interface StartOptions {
   extra?: Record<string, unknown>;
 }
 
+function isRouteApp(app: StartOptions['app']): app is RouteApp {
+  return typeof app === 'object' && app !== null && 'listener' in app && 'fastify' in app;
+}
+
 export async function startService(opts: StartOptions): Promise<RunningService> {
-  const server = http.createServer(opts.app as http.RequestListener);
-  // Keep-alive longer than typical load balancer idle timeouts, so they close first.
-  server.keepAliveTimeout = 65_000;
-  server.headersTimeout = 66_000;
+  let listener: http.RequestListener;
+  if (isRouteApp(opts.app)) {
+    await opts.app.ready();
+    listener = opts.app.listener;
+  } else listener = opts.app as http.RequestListener;
+  const timeouts = opts.timeouts ?? DEFAULT_SERVER_TIMEOUTS;
+  const server = http.createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      // Node checks the two deadlines above on this interval (default 30 s).
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    },
+    listener,
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {

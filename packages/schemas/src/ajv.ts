@@ -3,6 +3,7 @@
 // offending attribute, which the HTTP layer returns as PostHog-style `detail` / `attr`.
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { UUID_PATTERN } from './uuid';
 
 export const ajv = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, strict: false });
 addFormats(ajv);
@@ -28,6 +29,9 @@ export function describeAjvError(errors: ErrorObject[] | null | undefined): Vali
     const attr = path ? `${path}.${extra}` : extra;
     return { detail: `${attr} is not an accepted field.`, attr };
   }
+  // UUID_PATTERN fails before a `format: uuid` beside it runs: said as the format's message.
+  if (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === UUID_PATTERN)
+    return { detail: `${path || 'value'} must match format "uuid".`, attr: path || null };
   if (e.keyword === 'enum') {
     const allowed = (e.params as { allowedValues: unknown[] }).allowedValues
       .map((v) => JSON.stringify(v))

@@ -23,3 +23,4 @@ export {
 } from './json-safety';
 export type { JsonProblem } from './json-safety';
 export { MAX_PROJECT_TOKEN_LENGTH, isWellFormedProjectToken } from './project-token';
+export { UUID_PATTERN, isUuid } from './uuid';

@@ -1,17 +1,16 @@
 // Builds the capture HTTP app from its dependencies, so tests run the real thing in-process
 // (port 0, real Redis, Postgres and broker) and main.ts only wires clients and starts it.
-import type { RequestListener } from 'node:http';
-import { createServiceApp, corsMiddleware } from '@sett/http';
+import { createRouteApp, type RouteApp } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { Config } from '@sett/config';
 import type { TokenResolver } from '@sett/cache';
 import type { Redis } from 'ioredis';
 import type { Registry } from 'prom-client';
 import type { BatchingProducer } from '@sett/kafka';
-import { createCaptureHandler, createCaptureRouter, type CaptureProducer } from './capture/capture-routes';
-import { createCaptureFastPath } from './capture/capture-fast-path';
+import { createCaptureHandler, type CaptureProducer } from './capture/capture-handler';
 import { createCaptureMetrics } from './capture/capture-metrics';
 import { createKeyLimiter } from './routing/token-bucket';
+import { captureRoutes } from './routes';
 
 export type CaptureAppDeps = {
   config: {
@@ -19,6 +18,8 @@ export type CaptureAppDeps = {
     kafka: Pick<Config['kafka'], 'messageMaxBytes'>;
     /** Absent: 0 (the first X-Forwarded-For entry). */
     trustedProxyHops?: number;
+    /** Share of requests in the access log (ACCESS_LOG_SAMPLE_RATE); absent: none. */
+    accessLogSampleRate?: number;
   };
   logger: Logger;
   redis: Pick<Redis, 'ping'>;
@@ -28,14 +29,12 @@ export type CaptureAppDeps = {
   registry: Registry;
   /** Clock for the spike limiter (tests). */
   now?: () => number;
-  /** false: serve everything through Express, without the node:http fast path (tests compare the two). */
-  fastPath?: boolean;
 };
 
 /** Headroom under Kafka's message.max.bytes for the key and record overhead. */
 const RECORD_HEADROOM_BYTES = 1024;
 
-export function createCaptureApp(deps: CaptureAppDeps): RequestListener {
+export function createCaptureApp(deps: CaptureAppDeps): RouteApp {
   const { capture } = deps.config;
   const limiter = capture.overflowEnabled
     ? createKeyLimiter({
@@ -55,26 +54,20 @@ export function createCaptureApp(deps: CaptureAppDeps): RequestListener {
     metrics: createCaptureMetrics(deps.registry),
     logger: deps.logger,
   });
-  const app = createServiceApp({
+  return createRouteApp({
     name: 'capture',
     logger: deps.logger,
     registry: deps.registry,
+    table: captureRoutes,
+    deps: { capture: handler },
     // PostHog's capture answers preflights with 200 (decide with 204); SDKs accept either.
-    before: [corsMiddleware({ preflightStatus: 200 })],
+    preflightStatus: 200,
+    accessLogSampleRate: deps.config.accessLogSampleRate,
     readiness: {
       // Not ready while produce requests fail or the broker does not answer, so a load balancer
       // stops sending events this instance can only answer 503 to; ready again by itself.
       kafka: () => deps.producer.checkReady(),
       redis: async () => void (await deps.redis.ping()),
     },
-    routes: createCaptureRouter(handler),
-  });
-  const expressApp = app as unknown as RequestListener;
-  if (deps.fastPath === false) return expressApp;
-  return createCaptureFastPath({
-    handler,
-    logger: deps.logger,
-    registry: deps.registry,
-    fallback: expressApp,
   });
 }

@@ -1,14 +1,13 @@
 // Integration test harness: the real capture app in-process on port 0, with a private dev
 // broker, a per-file Postgres database holding one team, real Redis under a unique key prefix,
 // and a kafkajs consumer that records everything on the ingestion topics.
-import type { AddressInfo } from 'node:net';
 import http from 'node:http';
 import { Kafka, logLevel, type Consumer } from 'kafkajs';
 import pg from 'pg';
 import { createRedis, createTokenResolver, type Redis } from '@sett/cache';
 import { loadConfig } from '@sett/config';
 import { createSilentLogger } from '@sett/logger';
-import { createMetricsRegistry } from '@sett/http';
+import { createMetricsRegistry, startService } from '@sett/http';
 import {
   createBatchingProducer,
   createKafka,
@@ -32,8 +31,6 @@ export type Consumed = {
 
 export type Harness = {
   url: string;
-  /** The same app served through Express only (no node:http fast path), same clients. */
-  expressUrl: string;
   port: number;
   token: string;
   teamId: number;
@@ -135,23 +132,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     producer,
     registry: createMetricsRegistry('capture'),
   });
-  const server = http.createServer(app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as AddressInfo).port;
-  const url = `http://127.0.0.1:${port}`;
-  const expressServer = http.createServer(
-    createCaptureApp({
-      config,
-      logger,
-      redis,
-      tokenResolver,
-      producer,
-      registry: createMetricsRegistry('capture'),
-      fastPath: false,
-    }),
-  );
-  await new Promise<void>((r) => expressServer.listen(0, '127.0.0.1', r));
-  const expressUrl = `http://127.0.0.1:${(expressServer.address() as AddressInfo).port}`;
+  const service = await startService({ name: 'capture', app, host: '127.0.0.1', port: 0, logger });
+  const url = `http://127.0.0.1:${service.port}`;
 
   const consumed: Consumed[] = [];
   let consumer: Consumer | undefined;
@@ -214,8 +196,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
 
   return {
     url,
-    expressUrl,
-    port,
+    port: service.port,
     token,
     teamId,
     broker,
@@ -230,10 +211,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       consumer = undefined;
     },
     async close() {
-      for (const s of [server, expressServer]) {
-        s.closeAllConnections();
-        await new Promise<void>((r) => s.close(() => r()));
-      }
+      await service.stop();
       await consumer?.disconnect().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);
       redis.disconnect();

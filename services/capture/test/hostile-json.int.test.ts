@@ -45,10 +45,7 @@ async function accepted(base: string): Promise<number> {
   return match ? Number(match[1]) : 0;
 }
 
-describe.each([
-  ['fast path', () => h.url],
-  ['express', () => h.expressUrl],
-])('over-deep events (%s)', (_name, base) => {
+describe.each([['capture', () => h.url]])('over-deep events (%s)', (_name, base) => {
   it.each([
     ['3000 deep with a NUL at the bottom', deepObject(3000, '"\\u0000"')],
     ['100k deep objects', deepObject(100_000)],
@@ -219,11 +216,9 @@ describe('odd but well-formed JSON never gets a 5xx', () => {
   ];
 
   it.each(cases)('%s', async (_label, path, body) => {
-    for (const base of [h.url, h.expressUrl]) {
-      const res = await post(base, path, body());
-      expect(res.status).toBeLessThan(500);
-      expect(res.contentType).toMatch(/^application\/json/);
-      expect(() => JSON.parse(res.text)).not.toThrow();
-    }
+    const res = await post(h.url, path, body());
+    expect(res.status).toBeLessThan(500);
+    expect(res.contentType).toMatch(/^application\/json/);
+    expect(() => JSON.parse(res.text)).not.toThrow();
   });
 });

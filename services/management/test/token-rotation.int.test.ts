@@ -9,7 +9,7 @@ import { createRedis, createTokenResolver, type Redis } from '@sett/cache';
 import { loadConfig } from '@sett/config';
 import { createPgPool } from '@sett/db';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createMetricsRegistry } from '@sett/http';
+import { type RouteApp, createMetricsRegistry } from '@sett/http';
 import { createBatchingProducer, createKafka, TOPICS, type BatchingProducer } from '@sett/kafka';
 import { createSilentLogger } from '@sett/logger';
 import type pg from 'pg';
@@ -32,8 +32,9 @@ const closers: Array<() => Promise<void> | void> = [];
 const captureUrls: string[] = [];
 const decideUrls: string[] = [];
 
-async function listen(app: http.RequestListener): Promise<string> {
-  const server = http.createServer(app);
+async function listen(app: http.RequestListener | RouteApp): Promise<string> {
+  if ('listener' in app) await app.ready();
+  const server = http.createServer('listener' in app ? app.listener : app);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -3,7 +3,7 @@
 // own drop rules applied up front (so capture never drops an event the importer counted as sent),
 // and the deterministic uuid that makes re-running a file store nothing twice.
 import { v5 as uuidv5 } from 'uuid';
-import { exceedsDepth, MAX_JSON_DEPTH } from '@sett/schemas';
+import { exceedsDepth, MAX_JSON_DEPTH, isUuid } from '@sett/schemas';
 
 export const IMPORT_FORMATS = ['posthog', 'mixpanel', 'amplitude'] as const;
 export type ImportFormat = (typeof IMPORT_FORMATS)[number];
@@ -34,7 +34,6 @@ export type Converted =
   | { ok: true; event: OutgoingEvent; json: string; distinctId: string }
   | { ok: false; reason: string };
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 // ISO 8601 date-time (or date), with "T" or a space, optional fraction and zone.
 const ISO_RE =
   /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?)?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/i;
@@ -215,7 +214,7 @@ export function convertRecord(value: unknown, source: string, ctx: ConvertContex
 
   let uuid: string;
   if (f.uuid !== undefined && f.uuid !== null) {
-    if (typeof f.uuid !== 'string' || !UUID_RE.test(f.uuid)) return fail('uuid is not a UUID');
+    if (typeof f.uuid !== 'string' || !isUuid(f.uuid)) return fail('uuid is not a UUID');
     uuid = f.uuid.toLowerCase();
   } else if (f.insertKey !== null) {
     uuid = uuidv5(`${ctx.token}\n${ctx.format}:insert\n${f.insertKey}`, IMPORT_UUID_NAMESPACE);

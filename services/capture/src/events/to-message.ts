@@ -3,6 +3,7 @@
 import type { CaptureMessage } from '@sett/kafka';
 import { v7 as uuidv7 } from 'uuid';
 import type { RawEvent } from './unpack-body';
+import { isUuid } from '@sett/schemas';
 
 export type RequestContext = {
   token: string;
@@ -19,7 +20,6 @@ export type DropReason = 'missing_event_name' | 'missing_distinct_id' | 'too_lar
 
 export type ToMessageResult = { ok: true; message: CaptureMessage } | { ok: false; reason: DropReason };
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -69,7 +69,7 @@ export function toMessage(e: RawEvent, ctx: RequestContext): ToMessageResult {
   return {
     ok: true,
     message: {
-      uuid: typeof e.uuid === 'string' && UUID_RE.test(e.uuid) ? e.uuid.toLowerCase() : uuidv7(),
+      uuid: typeof e.uuid === 'string' && isUuid(e.uuid) ? e.uuid.toLowerCase() : uuidv7(),
       token: ctx.token,
       distinct_id: distinctId,
       ip: ctx.ip,

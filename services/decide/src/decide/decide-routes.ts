@@ -17,6 +17,7 @@ import {
   MAX_JSON_DEPTH,
   describeAjvError,
   exceedsDepth,
+  isUuid,
   isWellFormedProjectToken,
   validateDecide,
 } from '@sett/schemas';
@@ -226,13 +227,12 @@ function requestedFlagKeys(body: Record<string, unknown>): ReadonlySet<string> |
   return undefined;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The answer's `requestId` (a UUID, as PostHog's): the request's X-Request-Id when it is one,
  * so an SDK's `$feature_flag_called` event can be matched with decide's log lines. */
 function bodyRequestId(): string {
   const id = currentRequestId();
-  return id !== undefined && UUID.test(id) ? id : randomUUID();
+  return id !== undefined && isUuid(id) ? id : randomUUID();
 }
 
 function nonEmptyString(value: unknown): string | undefined {

@@ -3,11 +3,10 @@
 // (bad JSON, wrong types, a uuid Postgres would reject), clean values Postgres cannot hold,
 // and fix the timestamp.
 import { decodeCaptureMessage } from '@sett/kafka';
-import { MAX_JSON_DEPTH, cleanJson, exceedsDepth, storedName, unstorableReason } from '@sett/schemas';
+import { MAX_JSON_DEPTH, cleanJson, exceedsDepth, storedName, unstorableReason, isUuid } from '@sett/schemas';
 import { normalizeTimestamp } from './timestamp';
 import { dlq, drop, ok, type CaptureMessage, type PreparedEvent, type StepResult } from './types';
 
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const isMissing = (v: unknown) => v === undefined || v === null || v === '';
 
@@ -43,7 +42,7 @@ export function validateMessage(
   offset: string,
   clock: () => number = Date.now,
 ): StepResult<PreparedEvent> {
-  if (!UUID_RE.test(message.uuid))
+  if (!isUuid(message.uuid))
     return dlq(`uuid is not a UUID: ${JSON.stringify(message.uuid.slice(0, 60))}`);
   // Cut first, then clean: the cut may split a surrogate pair.
   const event = storedName(message.event);

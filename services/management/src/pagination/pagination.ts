@@ -3,6 +3,7 @@
 // cursor of the events list. Pure: the request is reduced to PageRequestInfo first.
 import type { Request } from 'express';
 import { ValidationError } from '@sett/http';
+import { isUuid } from '@sett/schemas';
 
 export const DEFAULT_LIMIT = 100;
 export const MAX_LIMIT = 1000;
@@ -109,7 +110,6 @@ export function encodeCursor(cursor: EventCursor): string {
 
 // timestamptz as Postgres prints it, e.g. "2026-01-01 00:00:07.123456+00".
 const TIMESTAMP_RE = /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}(\.\d{1,6})?([+-]\d{2}(:?\d{2}){0,2}|Z)$/;
-const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The date and time fields name a real instant of years 1-9999 (no 30 February, no 25:00). */
 function isCalendarTime(ts: string): boolean {
@@ -135,7 +135,7 @@ export function decodeCursor(raw: unknown): EventCursor | undefined {
   try {
     if (typeof raw !== 'string') throw new Error('not a string');
     const v = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(v) && typeof v[0] === 'string' && typeof v[1] === 'string' && UUID_RE.test(v[1])) {
+    if (Array.isArray(v) && typeof v[0] === 'string' && typeof v[1] === 'string' && isUuid(v[1])) {
       if (TIMESTAMP_RE.test(v[0]) && isCalendarTime(v[0])) return { ts: v[0], uuid: v[1] };
     }
   } catch {

@@ -1,19 +1,16 @@
-// The capture endpoints. The hot path, in order: read the body (@sett/http's reader: 413 above
+// One capture request, the hot path, in order: read the body (@sett/http's reader: 413 above
 // the wire limit), decode it, unpack and type-check it, check and resolve the api key, refuse
 // events nested past MAX_JSON_DEPTH (before anything recursive touches them), turn events into
 // messages (dropping the nameless and id-less ones), route them, produce with one send per
-// topic, and answer 200 only when Kafka acknowledged every message. `createCaptureHandler` is that path on plain node:http
-// objects; the Express router below and the fast path (capture-fast-path.ts) both call it, so
-// both answer alike.
+// topic, and answer 200 only when Kafka acknowledged every message. Every capture path in the
+// route table (routes.ts) calls it with the request's node:http objects.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import express, { type Router } from 'express';
 import {
   AuthenticationError,
   clientIp,
   closesConnection,
   decodeBody,
   readBody,
-  MethodNotAllowedError,
   PayloadTooLargeError,
   ServiceUnavailableError,
   ValidationError,
@@ -34,10 +31,6 @@ import { routeMessage } from '../routing/route-events';
 import type { KeyLimiter } from '../routing/token-bucket';
 import type { CaptureMetrics } from './capture-metrics';
 
-/** Paths PostHog's SDKs post to; each also matches with a trailing slash. */
-export const CAPTURE_PATHS = ['/i/v0/e', '/e', '/capture', '/track', '/batch', '/engage'] as const;
-export type CapturePath = (typeof CAPTURE_PATHS)[number];
-
 export type CaptureProducer = { send(topic: string, messages: ProducerMessage[]): Promise<void> };
 
 export type CaptureRouteDeps = {
@@ -55,8 +48,13 @@ export type CaptureRouteDeps = {
   clientIp?: ClientIpOptions;
 };
 
-/** Handles one POST to a capture path: writes the 200, or throws a SettError for the caller to send. */
-export type CaptureHandler = (req: IncomingMessage, res: ServerResponse, path: CapturePath) => Promise<void>;
+/** Handles one POST to a capture path: writes the 200, or throws a SettError for the caller to
+ * send. `engage`: the legacy /engage/ body (`{$token, $distinct_id, $set}`) is accepted too. */
+export type CaptureHandler = (
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: { engage: boolean },
+) => Promise<void>;
 
 const OK_BODY = Buffer.from(JSON.stringify({ status: 1 }));
 /** What Express's res.json sends as Content-Type. */
@@ -77,7 +75,7 @@ export function createCaptureHandler(deps: CaptureRouteDeps): CaptureHandler {
 
   // The whole request: its cost is one local token check (a Redis or Postgres round trip on a
   // cache miss) and one produce round trip per topic, nothing else.
-  return async (req, res, path) => {
+  return async (req, res, { engage }) => {
     const nowMs = Date.now();
     const url = req.url ?? '';
     const q = url.indexOf('?');
@@ -95,7 +93,7 @@ export function createCaptureHandler(deps: CaptureRouteDeps): CaptureHandler {
     );
 
     // 2. Shape, api key.
-    const body = unpackBody(value, { engage: path === '/engage' });
+    const body = unpackBody(value, { engage });
     const token = checkTokenShape(body.token);
     await resolveProject(token);
 
@@ -123,7 +121,7 @@ async function readCaptureBody(req: IncomingMessage, res: ServerResponse, limit:
   try {
     return await readBody(req, limit);
   } catch (error) {
-    // Express's route gets this too (the fast path sets it itself): the rest of the body is unread.
+    // The rest of the body is unread: Node must not drain it for keep-alive.
     if (closesConnection(error)) res.setHeader('Connection', 'close');
     throw error;
   }
@@ -209,17 +207,4 @@ function tooDeep(event: Record<string, unknown>): ValidationError {
     attr,
     'too_deep',
   );
-}
-
-/** The capture paths as Express routes (case-insensitive, optional trailing slash); other
- * methods than POST get a 405. Errors go to the service's error middleware. */
-export function createCaptureRouter(handler: CaptureHandler): Router {
-  const router = express.Router();
-  for (const path of CAPTURE_PATHS) {
-    router.all(path, async (req, res) => {
-      if (req.method !== 'POST') throw new MethodNotAllowedError(req.method, ['POST', 'OPTIONS']);
-      await handler(req, res, path);
-    });
-  }
-  return router;
 }

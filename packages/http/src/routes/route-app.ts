@@ -1,0 +1,460 @@
+// Builds a service's HTTP app from its route table, the same way for every service. From each
+// declaration it derives: dispatch (Fastify's find-my-way router: trailing slash optional, any
+// letter case in the path, parameters keep theirs), 405 with `Allow` for a known path and a
+// wrong method, the auth check and scope (before the body is read), body parsing by the
+// route's body mode, validation (400 naming the field or query parameter; unknown query
+// parameters refused), CORS on every answer and preflights, the metrics `route` label, the
+// sampled access log, and one error mapping. The operational routes (/_health, /_ready,
+// /_metrics) are added here for every service.
+//
+// The app is not a server: `listener` is a plain node:http request listener, served by
+// startService (service.ts), which owns the socket, its timeouts and the graceful shutdown.
+// The listener gives every request its id (X-Request-Id) and logging context first.
+import { randomUUID } from 'node:crypto';
+import cluster from 'node:cluster';
+import http, { type IncomingMessage, type RequestListener, type ServerResponse } from 'node:http';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type RouteOptions,
+} from 'fastify';
+import type client from 'prom-client';
+import type { Logger } from '@sett/logger';
+import { clusterMetrics, shareMetricsWithPrimary } from '../cluster';
+import { toSettError } from '../error-middleware';
+import {
+  MethodNotAllowedError,
+  NotFoundError,
+  PayloadTooLargeError,
+  ServiceUnavailableError,
+  SettError,
+  ValidationError,
+  type ErrorBody,
+} from '../errors';
+import { httpRequestObserver, UNMATCHED_ROUTE } from '../metrics';
+import { BodyTooLargeError, closesConnection, readBody } from '../read-body';
+import { withRequestId } from '../request-id';
+import { closeQuerySchema, compileFor, validationFailure, type HttpPart } from './route-validation';
+import type { AnyRoute, BodyMode, HttpMethod, RouteTable } from './route-types';
+
+export type ReadinessCheck = () => Promise<void>;
+
+/** Resolves the caller of a route with a credential, and checks a scope against it. */
+export interface Authenticator<A = unknown> {
+  /** The caller, or throws AuthenticationError (401). */
+  authenticate(request: FastifyRequest): Promise<A>;
+  /** Throws ForbiddenError (403) when `auth` may not use `scope` (null: any valid credential). */
+  authorize(auth: A, scope: string | null, request: FastifyRequest): void;
+}
+
+export interface RouteAppOptions<Deps> {
+  name: string;
+  logger: Logger;
+  registry: client.Registry;
+  /** name -> check that throws when the dependency is unreachable (GET /_ready). */
+  readiness: Record<string, ReadinessCheck>;
+  table: RouteTable<Deps>;
+  deps: Deps;
+  /** One per credential kind the table uses. */
+  authenticators?: Partial<Record<'personal_key' | 'personal_or_secret_key', Authenticator>>;
+  /** Runs after a successful authentication, before the body is read (rate limits). */
+  afterAuth?(auth: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void>;
+  /** Runs on parsed input before schema validation (management's input rules). */
+  checkInput?(request: FastifyRequest): void;
+  /** Limit of JSON bodies on the wire (default 1 MB); a route's bodyLimit overrides it. */
+  jsonBodyLimit?: number;
+  /** Status of a CORS preflight (PostHog's capture answers 200, everything else 204). */
+  preflightStatus?: 200 | 204;
+  /** Validate every answer against the route's response schema; a mismatch is a 500 (tests). */
+  checkResponses?: boolean;
+  /** Share of requests written to the access log (0..1); errors (5xx) are always logged. */
+  accessLogSampleRate?: number;
+}
+
+export interface RouteApp {
+  fastify: FastifyInstance;
+  /** Serve with node:http after `ready()`. */
+  listener: RequestListener;
+  ready(): Promise<void>;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** What the route's authenticator returned. */
+    auth: unknown;
+    /** The first characters of the credential used (access log; never the whole key). */
+    keyPrefix: string | undefined;
+    requestId: string;
+  }
+  interface FastifyContextConfig {
+    body?: BodyMode;
+    bodyLimit?: number;
+    /** The declaration's path, for the metrics label (aliases count under their own path). */
+    label?: string;
+  }
+}
+
+const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH', 'DELETE']);
+const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const DEFAULT_JSON_LIMIT = 1024 * 1024;
+
+/** The operational routes every service answers; not in OpenAPI, not behind the edge. */
+function operationalRoutes(opts: RouteAppOptions<unknown>): RouteOptions[] {
+  shareMetricsWithPrimary(opts.registry);
+  return [
+    {
+      method: 'GET',
+      url: '/_health',
+      handler: async () => ({ status: 'ok', service: opts.name }),
+    },
+    {
+      method: 'GET',
+      url: '/_ready',
+      handler: async (_req, reply) => {
+        const checks = await runChecks(opts.readiness);
+        const ready = Object.values(checks).every((c) => c.ok);
+        reply.code(ready ? 200 : 503);
+        return { status: ready ? 'ready' : 'not_ready', service: opts.name, checks };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/_metrics',
+      handler: async (_req, reply) => {
+        let text: string;
+        try {
+          // A cluster worker answers with every worker's metrics, summed by the primary.
+          text = cluster.isWorker ? await clusterMetrics() : await opts.registry.metrics();
+        } catch (err) {
+          opts.logger.warn('could not collect metrics', { err: (err as Error).message });
+          throw new ServiceUnavailableError('Metrics are not available, retry later.');
+        }
+        reply.header('Content-Type', opts.registry.contentType).send(text);
+      },
+    },
+  ];
+}
+
+async function runChecks(checks: Record<string, ReadinessCheck>, timeoutMs = 2000) {
+  const results: Record<string, { ok: boolean; error?: string }> = {};
+  await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      let timer: NodeJS.Timeout | undefined;
+      try {
+        await Promise.race([
+          check(),
+          new Promise((_, reject) => {
+            timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+          }),
+        ]);
+        results[name] = { ok: true };
+      } catch (err) {
+        results[name] = { ok: false, error: (err as Error).message };
+      } finally {
+        clearTimeout(timer);
+      }
+    }),
+  );
+  return results;
+}
+
+/** CORS on every answer: any origin may read it, with no credentials (no Sett endpoint reads
+ * cookies cross-site; the console is served from the same origin). */
+function setCors(request: FastifyRequest, reply: FastifyReply): void {
+  const origin = request.headers.origin;
+  // On the node:http response, so that handlers writing it themselves (capture) keep them.
+  reply.raw.setHeader('Access-Control-Allow-Origin', origin && origin !== 'null' ? origin : '*');
+  reply.raw.setHeader('Vary', 'Origin');
+}
+
+/** Fastify's own errors (body parsing, routing) and everything else, as a SettError or undefined (500). */
+function mapError(error: FastifyError & { validationContext?: string }): SettError | undefined {
+  if (error.validation) return validationFailure(error.validationContext, error.validation as never);
+  const known = toSettError(error);
+  if (known) return known;
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new SettError(
+        415,
+        'invalid_request',
+        'unsupported_media_type',
+        'Unsupported Content-Type: send application/json.',
+      );
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ValidationError(error.message, null, 'invalid_payload');
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new PayloadTooLargeError();
+    case 'FST_ERR_HANDLER_TIMEOUT':
+      return new ServiceUnavailableError('The request took too long, retry later.');
+  }
+  return undefined;
+}
+
+function errorBody(error: SettError): ErrorBody {
+  return error.toJSON();
+}
+
+export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
+  const { logger } = opts;
+  const observe = httpRequestObserver(opts.registry);
+  const sampleRate = opts.accessLogSampleRate ?? 0;
+  const jsonLimit = opts.jsonBodyLimit ?? DEFAULT_JSON_LIMIT;
+  let fastifyHandler: RequestListener | undefined;
+
+  const fastify = Fastify({
+    logger: false,
+    // Our own serialiser: JSON.stringify keeps every field (a response schema is a contract to
+    // check, not a filter that silently drops what it does not list).
+    serverFactory: (handler) => {
+      fastifyHandler = handler as RequestListener;
+      return http.createServer();
+    },
+    routerOptions: {
+      ignoreTrailingSlash: true,
+      caseSensitive: false,
+      maxParamLength: 1000,
+    },
+    exposeHeadRoutes: false,
+    frameworkErrors: (_error, request, reply) => {
+      const err = new ValidationError('The path has malformed percent-encoding.', 'path', 'invalid_path');
+      setCors(request as FastifyRequest, reply as FastifyReply);
+      (reply as FastifyReply).code(err.status).send(errorBody(err));
+    },
+  }) as unknown as FastifyInstance;
+  fastify.decorateRequest('auth', undefined);
+  fastify.decorateRequest('keyPrefix', undefined);
+  fastify.decorateRequest('requestId', '');
+
+  // One body reader for every mode: JSON read here with the wire limit (413 as soon as
+  // Content-Length or the bytes passed say so), raw and upload bodies left for the handler.
+  fastify.removeAllContentTypeParsers();
+  fastify.addContentTypeParser('*', (request, _payload, done) => {
+    const config = request.routeOptions.config;
+    const mode = config.body ?? 'json';
+    if (mode !== 'json') {
+      done(null, undefined);
+      return;
+    }
+    const type = request.headers['content-type'];
+    if (type !== undefined && !JSON_TYPE.test(type)) {
+      done(
+        new SettError(
+          415,
+          'invalid_request',
+          'unsupported_media_type',
+          `Unsupported Content-Type '${type.slice(0, 100)}': send application/json.`,
+        ),
+      );
+      return;
+    }
+    readBody(request.raw, config.bodyLimit ?? jsonLimit).then(
+      (raw) => {
+        if (raw.length === 0) return done(null, undefined);
+        try {
+          done(null, JSON.parse(raw.toString('utf8')));
+        } catch {
+          done(new ValidationError('Malformed request body: not valid JSON.', null, 'invalid_payload'));
+        }
+      },
+      (error: Error) => done(error),
+    );
+  });
+
+  fastify.setValidatorCompiler(({ schema, httpPart }) => compileFor(httpPart as HttpPart, schema));
+  fastify.setSerializerCompiler(() => (data) => JSON.stringify(data));
+
+  fastify.addHook('onRequest', async (request, reply) => {
+    request.requestId = (request.raw as IncomingMessage & { settRequestId?: string }).settRequestId ?? '';
+    setCors(request, reply);
+  });
+
+  fastify.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions.config.label ?? UNMATCHED_ROUTE;
+    const seconds = reply.elapsedTime / 1000;
+    observe(request.method, route, reply.statusCode, seconds);
+    if (sampleRate > 0 && (sampleRate >= 1 || Math.random() < sampleRate)) {
+      logger.info('request', {
+        request_id: request.requestId,
+        method: request.method,
+        route,
+        status: reply.statusCode,
+        ms: Math.round(seconds * 1000 * 10) / 10,
+        bytes: Number(reply.getHeader('content-length') ?? 0),
+        key_prefix: request.keyPrefix,
+      });
+    }
+  });
+
+  fastify.setNotFoundHandler((_request, reply) => {
+    reply.code(404).send(errorBody(new NotFoundError()));
+  });
+
+  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+    const known = mapError(error);
+    // The rest of an oversized body was left unread: do not let Node drain it for keep-alive.
+    if (closesConnection(known ?? error)) reply.header('Connection', 'close');
+    if (known) {
+      logger.debug('request rejected', {
+        method: request.method,
+        route: request.routeOptions.config.label,
+        status: known.status,
+        code: known.code,
+      });
+      for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
+      reply.code(known.status).send(errorBody(known));
+      return;
+    }
+    const errorId = randomUUID();
+    logger.error('unhandled error', {
+      error_id: errorId,
+      method: request.method,
+      route: request.routeOptions.config.label,
+      err: error,
+    });
+    const body: ErrorBody = {
+      type: 'server_error',
+      code: 'error',
+      detail: 'A server error occurred.',
+      attr: null,
+      error_id: errorId,
+    };
+    reply.code(500).send(body);
+  });
+
+  for (const r of operationalRoutes(opts as RouteAppOptions<unknown>))
+    fastify.route({ ...r, config: { label: r.url } });
+  registerTable(fastify, opts);
+
+  const ready = Promise.resolve(fastify.ready()).then(() => undefined);
+  const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) =>
+    withRequestId(req, res, (id) => {
+      (req as IncomingMessage & { settRequestId?: string }).settRequestId = id;
+      fastifyHandler!(req, res);
+    });
+  return { fastify, listener, ready: () => ready };
+}
+
+function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Deps>): void {
+  const byPath = new Map<string, AnyRoute<Deps>[]>();
+  for (const r of opts.table.routes) {
+    for (const url of [r.url, ...(r.aliases ?? [])]) {
+      const list = byPath.get(url) ?? [];
+      list.push(r);
+      byPath.set(url, list);
+      fastify.route(toFastifyRoute(r, url, opts));
+    }
+  }
+  // Every known path answers the methods it does not serve with 405 and `Allow`, and
+  // preflights with the methods it does serve.
+  for (const [url, routes] of byPath) {
+    const served = routes.map((r) => r.method);
+    const allow = [...served, 'OPTIONS'].join(', ');
+    const others = ALL_METHODS.filter((m) => !served.includes(m));
+    const first = routes[0]!;
+    if (others.length > 0) {
+      fastify.route({
+        method: others,
+        url,
+        config: { label: url, body: 'raw' },
+        onRequest: authHooks({ auth: anyCredential(first.auth) }, opts),
+        handler: async (request) => {
+          throw new MethodNotAllowedError(request.method, [...served, 'OPTIONS']);
+        },
+      });
+    }
+    fastify.route({
+      method: 'OPTIONS',
+      url,
+      config: { label: url, body: 'raw' },
+      handler: async (request, reply) => {
+        reply.header('Access-Control-Allow-Methods', allow);
+        reply.header(
+          'Access-Control-Allow-Headers',
+          request.headers['access-control-request-headers'] ??
+            'Authorization, Content-Type, Content-Encoding, X-Requested-With, X-CSRFToken',
+        );
+        reply.header('Access-Control-Max-Age', '86400');
+        reply.header('Allow', allow);
+        reply.code(opts.preflightStatus ?? 204).send();
+      },
+    });
+  }
+}
+
+/** The 405 route of a path checks a credential like its siblings do (PostHog authenticates
+ * before it looks at the method), with no scope. */
+function anyCredential(auth: AnyRoute<unknown>['auth']): AnyRoute<unknown>['auth'] {
+  if (auth.kind === 'personal_key') return { kind: 'personal_key', scope: null };
+  return auth;
+}
+
+function authHooks<Deps>(r: Pick<AnyRoute<Deps>, 'auth'>, opts: RouteAppOptions<Deps>) {
+  const auth = r.auth;
+  if (auth.kind !== 'personal_key' && auth.kind !== 'personal_or_secret_key') return [];
+  const authenticator = opts.authenticators?.[auth.kind];
+  if (!authenticator) throw new Error(`${opts.name}: no authenticator for auth kind ${auth.kind}`);
+  return [
+    async (request: FastifyRequest, reply: FastifyReply) => {
+      const who = await authenticator.authenticate(request);
+      authenticator.authorize(who, auth.scope, request);
+      request.auth = who;
+      if (opts.afterAuth) await opts.afterAuth(who, request, reply);
+    },
+  ];
+}
+
+function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOptions<Deps>): RouteOptions {
+  const status = r.status ?? 200;
+  const mode: BodyMode = r.body ?? 'json';
+  const schema: Record<string, unknown> = {
+    querystring: closeQuerySchema(r.schema.querystring as object | undefined),
+  };
+  if (r.schema.params) schema.params = r.schema.params;
+  if (r.schema.body) schema.body = r.schema.body;
+  const checkResponse = opts.checkResponses && r.schema.response?.[status];
+  const validateResponse = checkResponse ? compileFor('body', checkResponse as object) : undefined;
+
+  return {
+    method: r.method,
+    url,
+    schema,
+    config: { label: url, body: mode, bodyLimit: r.bodyLimit },
+    onRequest: authHooks(r, opts),
+    preValidation: [
+      async (request: FastifyRequest) => {
+        // A JSON route called without a body validates an empty object, as PostHog's
+        // serializers treat a missing body.
+        if (mode === 'json' && BODY_METHODS.has(r.method) && request.body === undefined && r.schema.body)
+          request.body = {};
+        opts.checkInput?.(request);
+      },
+    ],
+    handler: async (request, reply) => {
+      const result = await r.handler(
+        {
+          params: request.params as never,
+          query: request.query as never,
+          body: request.body as never,
+          auth: request.auth,
+          request,
+          reply,
+        },
+        opts.deps,
+      );
+      if (reply.sent) return reply;
+      if (status === 204) return reply.code(204).send();
+      if (validateResponse && !validateResponse(result)) {
+        throw new Error(
+          `response of ${r.method} ${url} does not match its schema: ${JSON.stringify(validateResponse.errors)}`,
+        );
+      }
+      return reply.code(status).send(result);
+    },
+  };
+}
+
+export { BodyTooLargeError };
