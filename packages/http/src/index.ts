@@ -64,3 +64,5 @@ export type {
   RouteSchemas,
   RouteTable,
 } from './routes/route-types';
+export { buildOpenApi, openApiPath } from './routes/openapi';
+export type { OpenApiOptions } from './routes/openapi';
