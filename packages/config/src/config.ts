@@ -37,6 +37,12 @@ function num(env: Env, name: string, def: number, min: number): number {
   return n;
 }
 
+function fraction(env: Env, name: string, def: number): number {
+  const n = num(env, name, def, 0);
+  if (n > 1) throw new ConfigError(name, `expected a number from 0 to 1, got "${read(env, name)}"`);
+  return n;
+}
+
 function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readonly T[]): T {
   const raw = read(env, name);
   if (raw === undefined) return def;
@@ -229,6 +235,15 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       personDeletionSettleMs: int(env, 'PERSON_DELETION_SETTLE_MS', 900_000, 0, 7 * 86_400_000),
     },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),
+    /** Socket deadlines of every HTTP service (docs/hardening.md): a client that is slow to send
+     * its head or its body, or idles on a keep-alive connection, is disconnected. */
+    http: {
+      headersTimeoutMs: int(env, 'HTTP_HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+      requestTimeoutMs: int(env, 'HTTP_REQUEST_TIMEOUT_MS', 60_000, 100, 3_600_000),
+      keepAliveTimeoutMs: int(env, 'HTTP_KEEP_ALIVE_TIMEOUT_MS', 65_000, 100, 3_600_000),
+      /** Share of requests written to the access log (0 = none, 1 = all); 5xx are always logged. */
+      accessLogSampleRate: fraction(env, 'ACCESS_LOG_SAMPLE_RATE', 1),
+    },
     /** `pnpm start` without a terminal writes new keys here (0600); default .sett/credentials.json. */
     credentialsFile: read(env, 'SETT_CREDENTIALS_FILE'),
     /** undefined when unset (only allowed outside production for management, see LoadConfigOptions). */

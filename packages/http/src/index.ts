@@ -23,7 +23,7 @@ export {
 } from './metrics';
 export type { BuildInfo, HttpRequestObserver } from './metrics';
 export { createServiceApp, startService } from './service';
-export { DEFAULT_SERVER_TIMEOUTS } from './service';
+export { DEFAULT_SERVER_TIMEOUTS, serverTimeouts } from './service';
 export type {
   ServiceAppOptions,
   StartOptions,

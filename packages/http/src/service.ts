@@ -118,6 +118,17 @@ export interface ServerTimeouts {
   keepAliveMs: number;
 }
 
+/** The socket deadlines of a service's configuration (HTTP_*_TIMEOUT_MS). */
+export function serverTimeouts(config: {
+  http: { headersTimeoutMs: number; requestTimeoutMs: number; keepAliveTimeoutMs: number };
+}): ServerTimeouts {
+  return {
+    headersMs: config.http.headersTimeoutMs,
+    requestMs: config.http.requestTimeoutMs,
+    keepAliveMs: config.http.keepAliveTimeoutMs,
+  };
+}
+
 export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
   headersMs: 10_000,
   requestMs: 60_000,

@@ -18,8 +18,8 @@ export type CaptureAppDeps = {
     kafka: Pick<Config['kafka'], 'messageMaxBytes'>;
     /** Absent: 0 (the first X-Forwarded-For entry). */
     trustedProxyHops?: number;
-    /** Share of requests in the access log (ACCESS_LOG_SAMPLE_RATE); absent: none. */
-    accessLogSampleRate?: number;
+    /** ACCESS_LOG_SAMPLE_RATE; absent: no access log. */
+    http?: Pick<Config['http'], 'accessLogSampleRate'>;
   };
   logger: Logger;
   redis: Pick<Redis, 'ping'>;
@@ -62,7 +62,7 @@ export function createCaptureApp(deps: CaptureAppDeps): RouteApp {
     deps: { capture: handler },
     // PostHog's capture answers preflights with 200 (decide with 204); SDKs accept either.
     preflightStatus: 200,
-    accessLogSampleRate: deps.config.accessLogSampleRate,
+    accessLogSampleRate: deps.config.http?.accessLogSampleRate,
     readiness: {
       // Not ready while produce requests fail or the broker does not answer, so a load balancer
       // stops sending events this instance can only answer 503 to; ready again by itself.

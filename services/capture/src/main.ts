@@ -11,6 +11,7 @@ import {
   notifyWorkerReady,
   resolveWorkers,
   runClusterPrimary,
+  serverTimeouts,
 } from '@sett/http';
 import { createRedis, createTokenResolver } from '@sett/cache';
 import { createPgPool } from '@sett/db';
@@ -96,6 +97,7 @@ async function main() {
     app,
     host: config.host,
     port: config.ports.capture,
+    timeouts: serverTimeouts(config),
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
