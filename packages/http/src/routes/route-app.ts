@@ -170,6 +170,17 @@ function setCors(request: FastifyRequest, reply: FastifyReply): void {
   reply.raw.setHeader('Vary', 'Origin');
 }
 
+/** A bearer credential masked as Sett shows keys elsewhere (`phx_...abcd`): its kind and last
+ * four characters, enough to tell keys apart in a log line, useless to an attacker. */
+export function keyPrefixOf(authorization: string | undefined): string | undefined {
+  if (!authorization || !/^bearer /i.test(authorization)) return undefined;
+  return maskKey(authorization.slice(7).trim());
+}
+
+export function maskKey(key: string): string | undefined {
+  return key.length >= 16 ? `${key.slice(0, 4)}...${key.slice(-4)}` : undefined;
+}
+
 /** Fastify's own errors (body parsing, routing) and everything else, as a SettError or undefined (500). */
 function mapError(error: FastifyError & { validationContext?: string }): SettError | undefined {
   if (error.validation) return validationFailure(error.validationContext, error.validation as never);
@@ -269,6 +280,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
 
   fastify.addHook('onRequest', async (request, reply) => {
     request.requestId = (request.raw as IncomingMessage & { settRequestId?: string }).settRequestId ?? '';
+    request.keyPrefix = keyPrefixOf(request.headers.authorization);
     setCors(request, reply);
   });
 

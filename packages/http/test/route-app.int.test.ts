@@ -1,0 +1,383 @@
+// The route mechanism over a real socket, on a small table: what every service gets from one
+// declaration (405 with Allow, preflights, auth before the body, scope, validation naming the
+// field or query parameter, unknown query parameters refused, JSON body limits and types, CORS
+// without credentials, metrics by route template, the access log, response checks, errors).
+import { PassThrough } from 'node:stream';
+import { createLogger } from '@sett/logger';
+import {
+  AuthenticationError,
+  createMetricsRegistry,
+  createRouteApp,
+  ForbiddenError,
+  NotFoundError,
+  route,
+  startService,
+  type Authenticator,
+  type RouteTable,
+  type RunningService,
+} from '../src';
+
+interface Deps {
+  things: Map<number, { id: number; name: string }>;
+}
+interface Caller {
+  user: string;
+  scopes: string[];
+}
+
+const r = route<Deps, Caller>();
+const thing = {
+  type: 'object',
+  required: ['id', 'name'],
+  properties: { id: { type: 'integer' }, name: { type: 'string' } },
+  additionalProperties: false,
+} as const;
+
+const table: RouteTable<Deps> = {
+  service: 'management',
+  routes: [
+    r({
+      method: 'GET',
+      url: '/api/things/',
+      summary: 'List things',
+      tag: 'things',
+      auth: { kind: 'personal_key', scope: 'thing:read' },
+      schema: {
+        querystring: {
+          type: 'object',
+          properties: { limit: { type: 'integer', minimum: 1, maximum: 10 }, search: { type: 'string' } },
+        },
+        response: { 200: { type: 'object', properties: { results: { type: 'array', items: thing } } } },
+      },
+      handler: ({ query }, deps) => {
+        const all = [...deps.things.values()].filter((t) => !query.search || t.name.includes(query.search));
+        return { results: all.slice(0, query.limit ?? 10) };
+      },
+    }),
+    r({
+      method: 'POST',
+      url: '/api/things/',
+      summary: 'Create a thing',
+      tag: 'things',
+      status: 201,
+      auth: { kind: 'personal_key', scope: 'thing:write' },
+      schema: {
+        body: {
+          type: 'object',
+          required: ['name'],
+          properties: {
+            name: { type: 'string', minLength: 1 },
+            tags: { type: 'array', items: { type: 'object', properties: { key: { type: 'string' } } } },
+          },
+          additionalProperties: false,
+        },
+        response: { 201: thing },
+      },
+      handler: ({ body }, deps) => {
+        const t = { id: deps.things.size + 1, name: body.name };
+        deps.things.set(t.id, t);
+        return t;
+      },
+    }),
+    r({
+      method: 'GET',
+      url: '/api/things/:id/',
+      summary: 'One thing',
+      tag: 'things',
+      auth: { kind: 'personal_key', scope: 'thing:read' },
+      schema: {
+        params: { type: 'object', properties: { id: { type: 'integer', minimum: 1 } }, required: ['id'] },
+        response: { 200: thing },
+      },
+      handler: ({ params }, deps) => {
+        const t = deps.things.get(params.id);
+        if (!t) throw new NotFoundError();
+        return t;
+      },
+    }),
+    r({
+      method: 'DELETE',
+      url: '/api/things/:id/',
+      summary: 'Delete a thing',
+      tag: 'things',
+      status: 204,
+      auth: { kind: 'personal_key', scope: 'thing:write' },
+      schema: { params: { type: 'object', properties: { id: { type: 'integer' } } } },
+      handler: ({ params }, deps) => {
+        deps.things.delete(params.id ?? 0);
+      },
+    }),
+    r({
+      method: 'GET',
+      url: '/api/wrong-shape/',
+      summary: 'Answers something its schema does not allow',
+      tag: 'things',
+      auth: { kind: 'none' },
+      schema: { response: { 200: thing } },
+      handler: () => ({ id: 'not a number' }),
+    }),
+    r({
+      method: 'GET',
+      url: '/api/boom/',
+      summary: 'Fails',
+      tag: 'things',
+      auth: { kind: 'none' },
+      schema: {},
+      handler: () => {
+        throw new Error('secret internals');
+      },
+    }),
+  ],
+};
+
+const authenticator: Authenticator<Caller> = {
+  async authenticate(request) {
+    const header = request.headers.authorization;
+    if (!header) throw new AuthenticationError();
+    if (header === `Bearer ${READER_KEY}`) return { user: 'reader', scopes: ['thing:read'] };
+    if (header === 'Bearer writer') return { user: 'writer', scopes: ['thing:read', 'thing:write'] };
+    throw new AuthenticationError('Personal API key is invalid.', 'authentication_failed');
+  },
+  authorize(auth, scope) {
+    if (scope && !auth.scopes.includes(scope))
+      throw new ForbiddenError(`API key missing required scope '${scope}'`);
+  },
+};
+
+let svc: RunningService;
+let base: string;
+let logged: Record<string, unknown>[] = [];
+const registry = createMetricsRegistry('management');
+
+beforeAll(async () => {
+  const stream = new PassThrough();
+  stream.on('data', (line: Buffer) => logged.push(JSON.parse(line.toString())));
+  const logger = createLogger({ stream, level: 'info' });
+  const app = createRouteApp({
+    name: 'management',
+    logger,
+    registry,
+    readiness: {},
+    table,
+    deps: { things: new Map([[1, { id: 1, name: 'first' }]]) },
+    authenticators: { personal_key: authenticator as Authenticator },
+    jsonBodyLimit: 1024,
+    checkResponses: true,
+    accessLogSampleRate: 1,
+  });
+  svc = await startService({ name: 'test', app, host: '127.0.0.1', port: 0, logger });
+  base = `http://127.0.0.1:${svc.port}`;
+});
+afterAll(() => svc.stop());
+beforeEach(() => {
+  logged = [];
+});
+
+async function call(
+  method: string,
+  path: string,
+  init: { body?: string; headers?: Record<string, string> } = {},
+) {
+  const res = await fetch(`${base}${path}`, { method, body: init.body, headers: init.headers });
+  const text = await res.text();
+  return {
+    status: res.status,
+    headers: res.headers,
+    json: text ? (JSON.parse(text) as Record<string, unknown>) : null,
+  };
+}
+
+const READER_KEY = 'phx_reader0123456789abcdef';
+const reader = { authorization: `Bearer ${READER_KEY}` };
+const writer = { authorization: 'Bearer writer', 'content-type': 'application/json' };
+
+describe('dispatch', () => {
+  it('serves a declared route, with or without its trailing slash and in any letter case', async () => {
+    for (const path of ['/api/things/', '/api/things', '/API/Things/']) {
+      const res = await call('GET', path, { headers: reader });
+      expect(res.status).toBe(200);
+      expect(res.json).toEqual({ results: [{ id: 1, name: 'first' }] });
+    }
+  });
+
+  it('answers a wrong method on a known path with 405 and Allow, after authenticating', async () => {
+    const res = await call('PATCH', '/api/things/', { headers: reader });
+    expect(res.status).toBe(405);
+    expect(res.headers.get('allow')).toBe('GET, POST, OPTIONS');
+    expect(res.json).toMatchObject({ code: 'method_not_allowed' });
+    expect((await call('PATCH', '/api/things/')).status).toBe(401);
+  });
+
+  it('answers an unknown path with a JSON 404', async () => {
+    const res = await call('GET', '/api/nothing/', { headers: reader });
+    expect(res.status).toBe(404);
+    expect(res.json).toEqual({
+      type: 'invalid_request',
+      code: 'not_found',
+      detail: 'Not found.',
+      attr: null,
+    });
+  });
+
+  it('answers a path parameter that cannot match with 404, and malformed percent-encoding with 400', async () => {
+    expect((await call('GET', '/api/things/abc/', { headers: reader })).status).toBe(404);
+    const bad = await call('GET', '/api/things/%E0%A4%A/', { headers: reader });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ code: 'invalid_path', attr: 'path' });
+  });
+
+  it('sends 204 without a body', async () => {
+    const res = await call('DELETE', '/api/things/99/', { headers: writer });
+    expect(res.status).toBe(204);
+    expect(res.json).toBeNull();
+  });
+});
+
+describe('auth and scope', () => {
+  it('refuses a missing or invalid credential with 401 before reading the body', async () => {
+    expect((await call('GET', '/api/things/')).status).toBe(401);
+    const res = await call('POST', '/api/things/', {
+      headers: { authorization: 'Bearer nobody', 'content-type': 'application/json' },
+      body: '{not json',
+    });
+    expect(res.status).toBe(401);
+    expect(res.json).toMatchObject({ code: 'authentication_failed' });
+  });
+
+  it('refuses a credential without the scope with 403 naming it', async () => {
+    const res = await call('POST', '/api/things/', {
+      headers: { ...reader, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect(res.status).toBe(403);
+    expect(res.json).toMatchObject({ detail: "API key missing required scope 'thing:write'" });
+  });
+});
+
+describe('validation', () => {
+  it('names the body field at fault, with dotted paths into nested values', async () => {
+    const missing = await call('POST', '/api/things/', { headers: writer, body: '{}' });
+    expect(missing.status).toBe(400);
+    expect(missing.json).toMatchObject({
+      type: 'validation_error',
+      attr: 'name',
+      detail: 'name is required.',
+    });
+    const nested = await call('POST', '/api/things/', {
+      headers: writer,
+      body: JSON.stringify({ name: 'x', tags: [{ key: 'a' }, { key: 5 }] }),
+    });
+    expect(nested.json).toMatchObject({ attr: 'tags.1.key' });
+    const extra = await call('POST', '/api/things/', {
+      headers: writer,
+      body: JSON.stringify({ name: 'x', colour: 1 }),
+    });
+    expect(extra.json).toMatchObject({ attr: 'colour', detail: 'colour is not an accepted field.' });
+  });
+
+  it('validates an empty body as an empty object', async () => {
+    const res = await call('POST', '/api/things/', { headers: { authorization: 'Bearer writer' } });
+    expect(res.status).toBe(400);
+    expect(res.json).toMatchObject({ attr: 'name' });
+  });
+
+  it('refuses unknown query parameters, and names a bad one', async () => {
+    const unknown = await call('GET', '/api/things/?colour=red', { headers: reader });
+    expect(unknown.status).toBe(400);
+    expect(unknown.json).toMatchObject({ attr: 'colour', detail: "Unknown query parameter 'colour'." });
+    const bad = await call('GET', '/api/things/?limit=50', { headers: reader });
+    expect(bad.status).toBe(400);
+    expect(bad.json).toMatchObject({ attr: 'limit' });
+    const repeated = await call('GET', '/api/things/?search=a&search=b', { headers: reader });
+    expect(repeated.status).toBe(400);
+    expect(repeated.json).toMatchObject({ attr: 'search' });
+    const ok = await call('GET', '/api/things/?limit=1&search=fir', { headers: reader });
+    expect(ok.json).toEqual({ results: [{ id: 1, name: 'first' }] });
+  });
+
+  it('answers malformed JSON with 400, a wrong Content-Type with 415 and an oversized body with 413', async () => {
+    const malformed = await call('POST', '/api/things/', { headers: writer, body: '{"name": ' });
+    expect(malformed.status).toBe(400);
+    expect(malformed.json).toMatchObject({ code: 'invalid_payload' });
+    const form = await call('POST', '/api/things/', {
+      headers: { authorization: 'Bearer writer', 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'name=x',
+    });
+    expect(form.status).toBe(415);
+    const big = await call('POST', '/api/things/', {
+      headers: writer,
+      body: JSON.stringify({ name: 'x'.repeat(2000) }),
+    });
+    expect(big.status).toBe(413);
+    expect(big.json).toMatchObject({
+      code: 'payload_too_large',
+      detail: 'Request body must be at most 1024 bytes.',
+    });
+  });
+});
+
+describe('answers', () => {
+  it('checks answers against their schema when asked to (tests), as a 500 with an error id', async () => {
+    const res = await call('GET', '/api/wrong-shape/');
+    expect(res.status).toBe(500);
+    expect(res.json).toMatchObject({ type: 'server_error', error_id: expect.any(String) });
+  });
+
+  it('never shows an unknown error to the client, and logs it with the same error id', async () => {
+    const res = await call('GET', '/api/boom/');
+    expect(res.status).toBe(500);
+    expect(JSON.stringify(res.json)).not.toContain('secret internals');
+    const line = logged.find((l) => l.message === 'unhandled error');
+    expect(line).toMatchObject({ error_id: (res.json as { error_id: string }).error_id });
+  });
+
+  it('sends CORS headers on answers and errors, never with credentials, and answers preflights', async () => {
+    const ok = await call('GET', '/api/things/', { headers: { ...reader, origin: 'https://app.example' } });
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(ok.headers.get('access-control-allow-credentials')).toBeNull();
+    const denied = await call('GET', '/api/things/', { headers: { origin: 'https://app.example' } });
+    expect(denied.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    const preflight = await call('OPTIONS', '/api/things/', {
+      headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
+    });
+    expect(preflight.status).toBe(204);
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST, OPTIONS');
+  });
+
+  it('gives every answer a request id', async () => {
+    const res = await call('GET', '/api/nothing/', { headers: { 'x-request-id': 'lb-1234' } });
+    expect(res.headers.get('x-request-id')).toBe('lb-1234');
+  });
+});
+
+describe('operations', () => {
+  it('writes one access log line per request with the route template and never the key', async () => {
+    const res = await call('GET', '/api/things/1/', { headers: { ...reader, 'x-request-id': 'trace-77' } });
+    expect(res.status).toBe(200);
+    const line = logged.find((l) => l.message === 'request' && l.request_id === 'trace-77');
+    expect(line).toMatchObject({
+      method: 'GET',
+      route: '/api/things/:id/',
+      status: 200,
+      bytes: expect.any(Number),
+      ms: expect.any(Number),
+      key_prefix: 'phx_...cdef',
+    });
+    expect(JSON.stringify(logged)).not.toContain(READER_KEY);
+  });
+
+  it('counts requests by route template, and unmatched ones under one label', async () => {
+    await call('GET', '/api/things/1/', { headers: reader });
+    await call('GET', '/api/nope/1/', { headers: reader });
+    const metrics = await registry.metrics();
+    expect(metrics).toMatch(
+      /http_requests_total\{method="GET",route="\/api\/things\/:id\/",status="200"[^}]*\} [1-9]/,
+    );
+    expect(metrics).toMatch(/http_requests_total\{method="GET",route="unmatched",status="404"[^}]*\} [1-9]/);
+  });
+
+  it('answers /_health and /_ready', async () => {
+    expect((await call('GET', '/_health')).json).toEqual({ status: 'ok', service: 'management' });
+    expect((await call('GET', '/_ready')).status).toBe(200);
+  });
+});
