@@ -50,7 +50,7 @@ export type { FastPathOptions } from './fast-path';
 export { requestIdOf, withRequestId, requestIdMiddleware, REQUEST_ID_HEADER } from './request-id';
 export { createRouteApp, keyPrefixOf, maskKey } from './routes/route-app';
 export type { RouteApp, RouteAppOptions, Authenticator } from './routes/route-app';
-export { route } from './routes/route-types';
+export { route, SerializedJson } from './routes/route-types';
 export type {
   AnyRoute,
   AuthKind,

@@ -11,6 +11,7 @@ import {
   ForbiddenError,
   NotFoundError,
   route,
+  SerializedJson,
   startService,
   type Authenticator,
   type RouteTable,
@@ -118,6 +119,19 @@ const table: RouteTable<Deps> = {
     }),
     r({
       method: 'GET',
+      url: '/api/cached/:id/',
+      summary: 'A thing held as JSON text',
+      tag: 'things',
+      auth: { kind: 'none' },
+      schema: {
+        params: { type: 'object', properties: { id: { type: 'integer' } } },
+        response: { 200: thing },
+      },
+      handler: ({ params }) =>
+        new SerializedJson(params.id === 1 ? '{"id":1,"name":"cached"}' : '{"id":"not a number"}'),
+    }),
+    r({
+      method: 'GET',
       url: '/api/boom/',
       summary: 'Fails',
       tag: 'things',
@@ -203,9 +217,19 @@ describe('dispatch', () => {
   it('answers a wrong method on a known path with 405 and Allow, after authenticating', async () => {
     const res = await call('PATCH', '/api/things/', { headers: reader });
     expect(res.status).toBe(405);
-    expect(res.headers.get('allow')).toBe('GET, POST, OPTIONS');
+    expect(res.headers.get('allow')).toBe('GET, HEAD, POST, OPTIONS');
     expect(res.json).toMatchObject({ code: 'method_not_allowed' });
     expect((await call('PATCH', '/api/things/')).status).toBe(401);
+  });
+
+  it('answers HEAD wherever GET is served: the same status and headers, no body', async () => {
+    const get = await fetch(`${base}/api/things/1/`, { headers: reader });
+    const head = await fetch(`${base}/api/things/1/`, { method: 'HEAD', headers: reader });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(get.headers.get('content-length'));
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(await head.text()).toBe('');
+    expect((await fetch(`${base}/api/things/1/`, { method: 'HEAD' })).status).toBe(401);
   });
 
   it('answers an unknown path with a JSON 404', async () => {
@@ -323,6 +347,16 @@ describe('answers', () => {
     expect(res.json).toMatchObject({ type: 'server_error', error_id: expect.any(String) });
   });
 
+  it('sends JSON a handler holds as text as is, and checks it against the schema too', async () => {
+    const res = await fetch(`${base}/api/cached/1/`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(await res.text()).toBe('{"id":1,"name":"cached"}');
+    const wrong = await call('GET', '/api/cached/2/');
+    expect(wrong.status).toBe(500);
+    expect(wrong.json).toMatchObject({ type: 'server_error', error_id: expect.any(String) });
+  });
+
   it('never shows an unknown error to the client, and logs it with the same error id', async () => {
     const res = await call('GET', '/api/boom/');
     expect(res.status).toBe(500);
@@ -341,7 +375,7 @@ describe('answers', () => {
       headers: { origin: 'https://app.example', 'access-control-request-method': 'POST' },
     });
     expect(preflight.status).toBe(204);
-    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, POST, OPTIONS');
+    expect(preflight.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, OPTIONS');
   });
 
   it('gives every answer a request id', async () => {

@@ -37,7 +37,13 @@ import { httpRequestObserver, UNMATCHED_ROUTE } from '../metrics';
 import { BodyTooLargeError, closesConnection, readBody } from '../read-body';
 import { withRequestId } from '../request-id';
 import { closeQuerySchema, compileFor, validationFailure, type HttpPart } from './route-validation';
-import type { AnyRoute, BodyMode, HttpMethod, RouteTable } from './route-types';
+import {
+  SerializedJson,
+  type AnyRoute,
+  type BodyMode,
+  type HttpMethod,
+  type RouteTable,
+} from './route-types';
 
 export type ReadinessCheck = () => Promise<void>;
 
@@ -99,6 +105,7 @@ declare module 'fastify' {
 const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH', 'DELETE']);
 const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const DEFAULT_JSON_LIMIT = 1024 * 1024;
 
 /** The operational routes every service answers; not in OpenAPI, not behind the edge. */
@@ -361,11 +368,13 @@ function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Dep
     }
   }
   // Every known path answers the methods it does not serve with 405 and `Allow`, and
-  // preflights with the methods it does serve.
+  // preflights with the methods it does serve (HEAD wherever GET is: toFastifyRoute).
   for (const [url, routes] of byPath) {
     const served = routes.map((r) => r.method);
-    const allow = [...served, 'OPTIONS'].join(', ');
-    const others = ALL_METHODS.filter((m) => !served.includes(m));
+    const listed = served.flatMap((m) => (m === 'GET' ? ['GET', 'HEAD'] : [m]));
+    const allow = [...listed, 'OPTIONS'].join(', ');
+    const others: string[] = ALL_METHODS.filter((m) => !served.includes(m));
+    if (!served.includes('GET')) others.push('HEAD');
     const first = routes[0]!;
     if (others.length > 0) {
       fastify.route({
@@ -374,7 +383,7 @@ function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Dep
         config: { label: url, body: 'raw' },
         onRequest: authHooks({ auth: anyCredential(first.auth) }, opts),
         handler: async (request) => {
-          throw new MethodNotAllowedError(request.method, [...served, 'OPTIONS']);
+          throw new MethodNotAllowedError(request.method, [...listed, 'OPTIONS']);
         },
       });
     }
@@ -433,6 +442,8 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
   return {
     method: r.method,
     url,
+    // HEAD of a GET route: the GET's status and headers (Content-Length included), no body.
+    exposeHeadRoute: r.method === 'GET',
     schema,
     config: { label: url, body: mode, bodyLimit: r.bodyLimit },
     onRequest: authHooks(r, opts),
@@ -459,12 +470,18 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
       );
       if (reply.sent) return reply;
       if (status === 204) return reply.code(204).send();
-      if (validateResponse && !validateResponse(result)) {
+      const serialized = result instanceof SerializedJson ? result.json : undefined;
+      if (
+        validateResponse &&
+        !validateResponse(serialized === undefined ? result : JSON.parse(String(serialized)))
+      ) {
         throw new Error(
           `response of ${r.method} ${url} does not match its schema: ${JSON.stringify(validateResponse.errors)}`,
         );
       }
-      return reply.code(status).send(result);
+      if (serialized === undefined) return reply.code(status).send(result);
+      if (!reply.hasHeader('content-type')) reply.type(JSON_CONTENT_TYPE);
+      return reply.code(status).send(serialized);
     },
   };
 }

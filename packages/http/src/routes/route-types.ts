@@ -102,10 +102,21 @@ export interface RouteDeclaration {
 export interface RouteDef<Deps, S extends RouteSchemas = RouteSchemas, A = unknown> extends RouteDeclaration {
   schema: S;
   /**
-   * Returns the answer body (sent as JSON with `status`), or nothing after writing the answer
-   * itself through `reply` (files, scripts, 304s). Throws SettErrors for 4xx.
+   * Returns the answer body (sent as JSON with `status`), a SerializedJson (JSON the handler
+   * already holds as text, sent as is), or nothing after writing the answer itself through
+   * `reply` (files, scripts, 304s). Throws SettErrors for 4xx.
    */
   handler(ctx: RouteContext<S, A>, deps: Deps): unknown;
+}
+
+/**
+ * An answer a handler already holds as JSON text (a document serialised once and cached, or
+ * written from cached fragments): sent as is, with the route's status and, unless the handler set
+ * one, `application/json; charset=utf-8`. Checked against the response schema like any other
+ * answer when the app checks responses.
+ */
+export class SerializedJson {
+  constructor(readonly json: string | Buffer) {}
 }
 
 /** Any route of a table, its schema types erased. */
