@@ -48,7 +48,7 @@ export { readBody, BodyTooLargeError, closesConnection } from './read-body';
 export { createFastPath } from './fast-path';
 export type { FastPathOptions } from './fast-path';
 export { requestIdOf, withRequestId, requestIdMiddleware, REQUEST_ID_HEADER } from './request-id';
-export { createRouteApp, keyPrefixOf, maskKey } from './routes/route-app';
+export { createRouteApp, isUpload, keyPrefixOf, maskKey } from './routes/route-app';
 export type { RouteApp, RouteAppOptions, Authenticator } from './routes/route-app';
 export { route, SerializedJson } from './routes/route-types';
 export type {

@@ -8,8 +8,11 @@ import {
   AuthenticationError,
   createMetricsRegistry,
   createRouteApp,
+  ConflictError,
   ForbiddenError,
+  isUpload,
   NotFoundError,
+  readBody,
   route,
   SerializedJson,
   startService,
@@ -118,6 +121,33 @@ const table: RouteTable<Deps> = {
       handler: () => ({ id: 'not a number' }),
     }),
     r({
+      method: 'POST',
+      url: '/api/uploads/',
+      summary: 'JSON or a form',
+      tag: 'things',
+      auth: { kind: 'none' },
+      body: 'upload',
+      schema: {
+        body: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+        rawBody: { type: 'object', properties: { file: { type: 'string' } } },
+      },
+      handler: async ({ body, request }) => {
+        if (!isUpload(request)) return { json: body };
+        return { formBytes: (await readBody(request.raw, 10_000)).length };
+      },
+    }),
+    r({
+      method: 'GET',
+      url: '/api/taken/',
+      summary: 'Fails with an error of the service',
+      tag: 'things',
+      auth: { kind: 'none' },
+      schema: {},
+      handler: () => {
+        throw Object.assign(new Error('duplicate key'), { code: '23505' });
+      },
+    }),
+    r({
       method: 'GET',
       url: '/api/cached/:id/',
       summary: 'A thing held as JSON text',
@@ -178,6 +208,10 @@ beforeAll(async () => {
     jsonBodyLimit: 1024,
     checkResponses: true,
     accessLogSampleRate: 1,
+    mapError: (error) =>
+      (error as { code?: string }).code === '23505'
+        ? new ConflictError('This value is already taken.')
+        : undefined,
   });
   svc = await startService({ name: 'test', app, host: '127.0.0.1', port: 0, logger });
   base = `http://127.0.0.1:${svc.port}`;
@@ -340,7 +374,34 @@ describe('validation', () => {
   });
 });
 
+describe('upload routes', () => {
+  it('parse and validate JSON, and leave a multipart form unread for the handler', async () => {
+    const json = await call('POST', '/api/uploads/', {
+      headers: { 'content-type': 'application/json' },
+      body: '{"name":"x"}',
+    });
+    expect(json).toMatchObject({ status: 200, json: { json: { name: 'x' } } });
+    const invalid = await call('POST', '/api/uploads/', {
+      headers: { 'content-type': 'application/json' },
+      body: '{"name":5}',
+    });
+    expect(invalid).toMatchObject({ status: 400, json: { attr: 'name' } });
+    const empty = await call('POST', '/api/uploads/');
+    expect(empty).toMatchObject({ status: 400, json: { attr: 'name' } });
+    const form = new FormData();
+    form.append('file', new Blob(['a,b\n']), 'x.csv');
+    const res = await fetch(`${base}/api/uploads/`, { method: 'POST', body: form });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { formBytes: number }).formBytes).toBeGreaterThan(4);
+  });
+});
+
 describe('answers', () => {
+  it("maps the service's own errors through its mapError before the generic mapping", async () => {
+    const res = await call('GET', '/api/taken/');
+    expect(res).toMatchObject({ status: 409, json: { code: 'conflict' } });
+  });
+
   it('checks answers against their schema when asked to (tests), as a 500 with an error id', async () => {
     const res = await call('GET', '/api/wrong-shape/');
     expect(res.status).toBe(500);

@@ -144,10 +144,10 @@ function operation(r: AnyRoute<unknown>, url: string, service: string, taken: Se
       content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
     };
   }
-  const body = r.schema.body ?? r.schema.rawBody;
   const op: Json = {
     operationId: operationId(r, url, taken),
     summary: r.summary,
+    ...(r.description ? { description: r.description } : {}),
     tags: [r.tag],
     security: security(r.auth),
     parameters: parameters(r),
@@ -156,8 +156,15 @@ function operation(r: AnyRoute<unknown>, url: string, service: string, taken: Se
   };
   if (r.auth.kind === 'project_token') op['x-sett-project-token-in'] = r.auth.in;
   if (r.compat) op['x-posthog-compatibility'] = r.compat;
-  if (body)
-    op.requestBody = { required: r.method !== 'DELETE', content: { 'application/json': { schema: body } } };
+  const content: Json = {};
+  if (r.body === 'upload') {
+    if (r.schema.body) content['application/json'] = { schema: r.schema.body };
+    content['multipart/form-data'] = { schema: r.schema.rawBody ?? { type: 'object' } };
+  } else {
+    const body = r.schema.body ?? r.schema.rawBody;
+    if (body) content['application/json'] = { schema: body };
+  }
+  if (Object.keys(content).length > 0) op.requestBody = { required: r.method !== 'DELETE', content };
   return op;
 }
 

@@ -69,6 +69,9 @@ export interface RouteAppOptions<Deps> {
   afterAuth?(auth: unknown, request: FastifyRequest, reply: FastifyReply): Promise<void>;
   /** Runs on parsed input before schema validation (management's input rules). */
   checkInput?(request: FastifyRequest): void;
+  /** The service's own error mapping (e.g. database errors to 503/409), tried before the
+   * generic one; undefined leaves the error to it. */
+  mapError?(error: unknown): SettError | undefined;
   /** Limit of JSON bodies on the wire (default 1 MB); a route's bodyLimit overrides it. */
   jsonBodyLimit?: number;
   /** Status of a CORS preflight (PostHog's capture answers 200, everything else 204). */
@@ -106,6 +109,12 @@ const BODY_METHODS = new Set<HttpMethod>(['POST', 'PUT', 'PATCH', 'DELETE']);
 const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+const MULTIPART_TYPE = /^multipart\/form-data\s*(?:;|$)/i;
+
+/** An `upload` route's request that carries a form upload (left for the handler to read). */
+export function isUpload(request: FastifyRequest): boolean {
+  return MULTIPART_TYPE.test(request.headers['content-type'] ?? '');
+}
 const DEFAULT_JSON_LIMIT = 1024 * 1024;
 
 /** The operational routes every service answers; not in OpenAPI, not behind the edge. */
@@ -253,7 +262,8 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
   fastify.addContentTypeParser('*', (request, _payload, done) => {
     const config = request.routeOptions.config;
     const mode = config.body ?? 'json';
-    if (mode !== 'json') {
+    // An upload route takes JSON too: only a multipart form is left for its handler.
+    if (mode === 'raw' || (mode === 'upload' && isUpload(request))) {
       done(null, undefined);
       return;
     }
@@ -313,7 +323,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
   });
 
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
-    const known = mapError(error);
+    const known = opts.mapError?.(error) ?? mapError(error);
     // The rest of an oversized body was left unread: do not let Node drain it for keep-alive.
     if (closesConnection(known ?? error)) reply.header('Connection', 'close');
     if (known) {
@@ -435,7 +445,11 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
     querystring: closeQuerySchema(r.schema.querystring as object | undefined),
   };
   if (r.schema.params) schema.params = r.schema.params;
-  if (r.schema.body) schema.body = r.schema.body;
+  // An upload route's schema checks its JSON bodies (below); its handler checks what it makes
+  // of a form.
+  if (r.schema.body && mode === 'json') schema.body = r.schema.body;
+  const validateUploadJson =
+    mode === 'upload' && r.schema.body ? compileFor('body', r.schema.body as object) : undefined;
   const checkResponse = opts.checkResponses && r.schema.response?.[status];
   const validateResponse = checkResponse ? compileFor('body', checkResponse as object) : undefined;
 
@@ -451,9 +465,17 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
       async (request: FastifyRequest) => {
         // A JSON route called without a body validates an empty object, as PostHog's
         // serializers treat a missing body.
-        if (mode === 'json' && BODY_METHODS.has(r.method) && request.body === undefined && r.schema.body)
+        const form = mode === 'upload' && isUpload(request);
+        if (
+          (mode === 'json' || (mode === 'upload' && !form)) &&
+          BODY_METHODS.has(r.method) &&
+          request.body === undefined &&
+          r.schema.body
+        )
           request.body = {};
         opts.checkInput?.(request);
+        if (validateUploadJson && !form && !validateUploadJson(request.body))
+          throw validationFailure('body', validateUploadJson.errors ?? []);
       },
     ],
     handler: async (request, reply) => {

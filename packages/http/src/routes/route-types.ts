@@ -32,15 +32,17 @@ export type BodyMode =
   | 'json'
   /** Left unread: the handler reads `request.raw` itself (capture's gzip/lz64/form bodies). */
   | 'raw'
-  /** A `multipart/form-data` or CSV upload read by the handler (`request.raw`). */
+  /** JSON as `json` (validated by the `body` schema), or a `multipart/form-data` upload left
+   * unread for the handler (`request.raw`, `isUpload(request)`), which checks what it makes of
+   * the form itself; `rawBody` documents the form. */
   | 'upload';
 
 export interface RouteSchemas {
   params?: JSONSchema;
   querystring?: JSONSchema;
   body?: JSONSchema;
-  /** A `raw` or `upload` route's body, which its handler reads and checks itself: documented
-   * (OpenAPI), not validated by the mechanism. */
+  /** A `raw` route's body, or an `upload` route's form, which its handler reads and checks
+   * itself: documented (OpenAPI), not validated by the mechanism. */
   rawBody?: JSONSchema;
   /** Keyed by status code; the success status must be present. */
   response?: Record<number, JSONSchema>;
@@ -82,6 +84,8 @@ export interface RouteDeclaration {
   aliases?: string[];
   /** One line for OpenAPI and the docs. */
   summary: string;
+  /** More for OpenAPI (limits, rules, differences from PostHog), when one line is not enough. */
+  description?: string;
   /** OpenAPI tag: the feature the route belongs to. */
   tag: string;
   auth: RouteAuth;
