@@ -66,3 +66,18 @@ export type {
 } from './routes/route-types';
 export { buildOpenApi, openApiPath } from './routes/openapi';
 export type { OpenApiOptions } from './routes/openapi';
+export {
+  deriveEdgeRouting,
+  edgeMatcher,
+  edgeProbes,
+  matchEdgeRoute,
+  RouteConflictError,
+  DEFAULT_EDGE_FALLBACK,
+} from './routes/proxy-table';
+export type {
+  EdgeProbe,
+  EdgeRoute,
+  EdgeRouting,
+  EdgeRoutingOptions,
+  EdgeService,
+} from './routes/proxy-table';

@@ -1,0 +1,11 @@
+export { nginxSize, seconds } from './edge-settings';
+export type { EdgeServiceSettings, EdgeSettings, EdgeTimeouts } from './edge-settings';
+export { markers, replaceBlock } from './generated-block';
+export { nginxLimits, nginxRoutes } from './nginx';
+export { renderCaddyfile } from './caddy';
+export { renderIngress } from './ingress';
+export { renderDevEdgeTable } from './dev-edge-table';
+export { renderCompatibility } from './compatibility';
+export type { CompatRoute } from './compatibility';
+export { POSTHOG_ENDPOINTS } from './posthog-endpoints';
+export type { PosthogEndpoint } from './posthog-endpoints';
