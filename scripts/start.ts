@@ -137,6 +137,13 @@ async function main() {
       capture: { host: '127.0.0.1', port: config.ports.capture },
       decide: { host: '127.0.0.1', port: config.ports.decide },
     },
+    // The services' own deadlines and body limits, so the edge holds what they hold.
+    timeouts: {
+      headersMs: config.http.headersTimeoutMs,
+      requestMs: config.http.requestTimeoutMs,
+      keepAliveMs: config.http.keepAliveTimeoutMs,
+    },
+    bodyLimits: { capture: config.capture.maxBodyBytes, decide: config.decide.maxBodyBytes },
   });
 
   const result = await bootstrap({

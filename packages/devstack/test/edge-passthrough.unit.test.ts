@@ -1,8 +1,9 @@
 // The edge forwards messages unchanged: statuses (including the edge's own 404 and 502),
 // header fields and bodies both ways, in either framing (Content-Length and chunked), HEAD and
 // 204 answers without bodies, pipelined requests answered in order, and X-Request-Id passed on
-// or generated. Requests the edge cannot frame safely are refused with a 4xx JSON body. Raw
-// sockets on loopback, so nothing between the test and the edge rewrites a byte.
+// or generated, and on the edge's own answers too. Requests node:http cannot parse safely are
+// refused with a 4xx JSON body. Raw sockets on loopback, so nothing between the test and the edge
+// rewrites a byte.
 import { createHash } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
@@ -229,10 +230,25 @@ it('adds the forwarded fields and drops hop-by-hop ones', async () => {
   expect(h.host).toBe('example.test');
 });
 
-it('answers 502 in JSON when the service is not listening', async () => {
-  const res = await fetch(`http://127.0.0.1:${edge.port}/i/v0/e/`, { method: 'POST', body: '{}' });
+it('answers 502 in JSON when the service is not listening, with the request id', async () => {
+  const res = await fetch(`http://127.0.0.1:${edge.port}/i/v0/e/`, {
+    method: 'POST',
+    body: '{}',
+    headers: { 'x-request-id': 'sdk-502' },
+  });
   expect(res.status).toBe(502);
+  expect(res.headers.get('x-request-id')).toBe('sdk-502');
   expect(await res.json()).toMatchObject({ type: 'server_error', code: 'bad_gateway' });
+});
+
+it('carries an X-Request-Id on its own 404 and /_health, the caller’s or a fresh one', async () => {
+  const given = await fetch(`http://127.0.0.1:${edge.port}/nope`, { headers: { 'x-request-id': 'r-404' } });
+  expect(given.status).toBe(404);
+  expect(given.headers.get('x-request-id')).toBe('r-404');
+  expect(await given.json()).toMatchObject({ code: 'not_found' });
+  const fresh = await fetch(`http://127.0.0.1:${edge.port}/_health`);
+  expect(fresh.status).toBe(200);
+  expect(fresh.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
 });
 
 it.each([
@@ -241,11 +257,12 @@ it.each([
   ['a malformed Content-Length', 'Content-Length: 3x', 400],
   ['a header name with a space', 'Content-Length : 3', 400],
   ['a folded header line', 'X-A: 1\r\n  folded', 400],
-  ['an unsupported Transfer-Encoding', 'Transfer-Encoding: gzip', 501],
+  ['an unsupported Transfer-Encoding', 'Transfer-Encoding: gzip', 400],
 ])('refuses %s with a JSON 4xx/5xx and closes', async (_name, fields, status) => {
   const text = await exchange(`POST /api/x HTTP/1.1\r\nHost: h\r\n${fields}\r\n\r\nabc`, 1);
   expect(statusOf(text)).toBe(status);
   expect(text).toMatch(/connection: close/i);
+  expect(text).toMatch(/\r\nx-request-id: [0-9a-f-]{36}\r\n/i);
   expect(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4))).toMatchObject({
     type: 'invalid_request',
     code: 'invalid_http',
@@ -272,7 +289,7 @@ it('answers a client that shut its sending side after the request', async () => 
 });
 
 it.each([10, 2 * 1024 * 1024])(
-  "relays the service's 100 Continue to a client that asked for it (%d byte body)",
+  'answers 100 Continue to a client that asked for it, and its body goes through (%d bytes)',
   async (size) => {
     const answer = await new Promise<string>((resolve, reject) => {
       const socket = net.connect(edge.port, '127.0.0.1');
@@ -295,6 +312,7 @@ it.each([10, 2 * 1024 * 1024])(
     expect(answer.startsWith('HTTP/1.1 100 Continue\r\n\r\n')).toBe(true);
     expect(answer).toContain('HTTP/1.1 200');
     expect(seen[0]!.bodyLength).toBe(size);
-    expect(seen[0]!.headers.expect).toBe('100-continue');
+    // The edge answered the expectation itself: the service gets a plain request.
+    expect(seen[0]!.headers.expect).toBeUndefined();
   },
 );
