@@ -4,7 +4,7 @@
 import express from 'express';
 import { databaseTimeouts, loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
-import { createMetricsRegistry, createServiceApp, startService } from '@sett/http';
+import { createMetricsRegistry, createServiceApp, serverTimeouts, startService } from '@sett/http';
 import { createRedis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { createKafka } from '@sett/kafka';
@@ -67,6 +67,7 @@ async function main() {
     app,
     host: config.host,
     port: config.ports.ingestion,
+    timeouts: serverTimeouts(config),
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,
