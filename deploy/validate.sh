@@ -46,8 +46,8 @@ fi
 # ---- shell and node helpers ----------------------------------------------------------------
 if sh -n deploy/docker/create-topics.sh; then ok "create-topics.sh parses (sh -n)"; else fail "create-topics.sh syntax"; fi
 if have node; then
-  if node --check deploy/docker/healthcheck.mjs && node --check deploy/nginx/route-test.mjs; then
-    ok "healthcheck.mjs and route-test.mjs parse (node --check)"
+  if node --check deploy/docker/healthcheck.mjs; then
+    ok "healthcheck.mjs parses (node --check)"
   else
     fail "node --check"
   fi
@@ -400,30 +400,42 @@ else
   skip "docker build --check (no Docker engine)"
 fi
 
-# ---- nginx ----------------------------------------------------------------------------------
+# ---- the edge: generated proxy configs, run by the real proxies ----------------------------
+# scripts/proxy-test.ts starts its own nginx or Caddy on a free loopback port with a copy of the
+# shipped config pointed at stand-in services, sends every probe of the edge routing and the
+# header, request-id, body-limit and service-down checks, and stops everything before returning.
+if have node && [ -x node_modules/.bin/tsx ]; then
+  if out=$(node_modules/.bin/tsx scripts/routes.ts --check 2>&1); then ok "$out"; else fail "$out"; fi
+fi
 nginx_bin="$(command -v nginx || ls /usr/sbin/nginx 2> /dev/null || true)"
-if [ -n "$nginx_bin" ] && have node; then
-  # Starts its own nginx on a free loopback port and stops it before returning.
-  if out=$(node deploy/nginx/route-test.mjs "$nginx_bin" 2>&1); then
+if [ -n "$nginx_bin" ] && have node && [ -x node_modules/.bin/tsx ]; then
+  if out=$(node_modules/.bin/tsx scripts/proxy-test.ts nginx "$nginx_bin" 2>&1); then
     ok "nginx -t and edge routes ($("$nginx_bin" -v 2>&1 | sed 's/.*version: //'); $(echo "$out" | grep -c '^ok') checks)"
   else
     echo "$out" | grep -v '^ok' | sed 's/^/  /'
     fail "nginx edge routes"
   fi
 else
-  skip "nginx -t and edge routes (nginx or node not installed)"
+  skip "nginx -t and edge routes (nginx, node or the workspace not installed)"
 fi
 
-# ---- Caddy (HTTPS edge of docker-compose.yml) ----------------------------------------------
 if have caddy; then
-  # The reverse proxy's upstream (edge:8000) is only resolved when a request arrives.
+  # The reverse proxy's upstreams (capture:8002, ...) are only resolved when a request arrives.
   if out=$(SETT_DOMAIN=sett.example.com caddy validate --config deploy/caddy/Caddyfile --adapter caddyfile 2>&1); then
     ok "caddy validate deploy/caddy/Caddyfile ($(caddy version | cut -d' ' -f1))"
   else
     fail "caddy validate: $(echo "$out" | tail -3)"
   fi
+  if have node && [ -x node_modules/.bin/tsx ]; then
+    if out=$(node_modules/.bin/tsx scripts/proxy-test.ts caddy "$(command -v caddy)" 2>&1); then
+      ok "Caddy edge routes ($(echo "$out" | grep -c '^ok') checks)"
+    else
+      echo "$out" | grep -v '^ok' | sed 's/^/  /'
+      fail "Caddy edge routes"
+    fi
+  fi
 else
-  skip "caddy validate (caddy not installed)"
+  skip "caddy validate and edge routes (caddy not installed)"
 fi
 
 # ---- the compiled runtime: build it, run one service from it -------------------------------

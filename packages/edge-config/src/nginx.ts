@@ -71,6 +71,8 @@ export function nginxRoutes(routing: EdgeRouting, settings: EdgeSettings): strin
       out.push('');
       out.push(`# ${service}: ${r.from.join(', ')}`);
       out.push(`location ^~ ${r.path} {`, ...body(service), '}');
+      // Without this, nginx answers the path without its slash with a redirect to the subtree.
+      out.push(`location = ${r.path.slice(0, -1)} {`, '    return 404;', '}');
     }
     if (routing.fallback.service === service) {
       const fb = routing.fallback;
