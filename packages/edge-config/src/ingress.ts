@@ -104,7 +104,7 @@ export function renderIngress(routing: EdgeRouting, settings: EdgeSettings): str
     `#   client-body-timeout: '${Math.ceil(t.headersMs / 1000)}'`,
     `#   keep-alive: '${Math.ceil(t.keepAliveMs / 1000)}'`,
     '#',
-    '# ingress-nginx appends the client address to X-Forwarded-For (the services trust one hop) and',
+    '# ingress-nginx appends the client address to X-Forwarded-For (one proxy hop) and',
     '# sets X-Forwarded-Proto; behind another load balancer, enable its use-forwarded-headers option.',
     "# It passes the caller's X-Request-ID on, or makes one up (generate-request-id, on by default).",
   ];

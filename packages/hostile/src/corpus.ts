@@ -12,6 +12,7 @@ import {
   randomPaths,
   withBytes,
 } from './generators';
+import { EDGE_ROUTING } from '@sett/devstack';
 
 export type Service = 'capture' | 'decide' | 'management';
 export const CASE_CLASSES = [
@@ -52,7 +53,8 @@ export interface CorpusContext {
 }
 
 const MB = 1024 * 1024;
-const CAPTURE_PATHS = ['/i/v0/e/', '/e/', '/capture/', '/track/', '/engage/', '/batch/'];
+// Every path capture serves, from the edge's routing (derived from capture's route table).
+const CAPTURE_PATHS = EDGE_ROUTING.routes.filter((r) => r.service === 'capture').map((r) => `${r.path}/`);
 const DECIDE_PATHS = ['/decide/?v=4', '/flags/?v=2', '/decide/?v=3', '/decide/'];
 const JSON_HEADERS = { 'content-type': 'application/json' };
 const FORM_HEADERS = { 'content-type': 'application/x-www-form-urlencoded' };
