@@ -191,6 +191,10 @@ function bodyOf(req: IncomingMessage, limit: number, holdMs: number): Readable {
       clearTimeout(holdTimer);
       req.off('data', onData);
       req.off('end', onEnd);
+      // Whatever of the body is still to come is read and dropped (an early answer), or the
+      // socket goes (a failure: the exchange destroys it).
+      held = [];
+      req.resume();
       callback(err);
     },
   });
@@ -321,10 +325,11 @@ class Exchange implements Dispatcher.DispatchHandler {
 
 /** What the edge answers for requests node:http could not parse or that ran out of time. */
 function refuse(err: NodeJS.ErrnoException, socket: Duplex): void {
-  // A request already being served that the client broke off (its FIN in the middle of the
-  // body) gets no answer: the socket goes, which aborts the service request too.
+  // A request the client broke off (its FIN in the middle of the body) gets no answer: the
+  // socket goes, which aborts the service request too. So does one whose answer has begun.
   const inFlight = (socket as Socket & { _httpMessage?: ServerResponse })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight) {
+  const brokenOff = err.code === 'ECONNRESET' || err.code === 'HPE_INVALID_EOF_STATE';
+  if (brokenOff || !socket.writable || inFlight?.headersSent) {
     socket.destroy();
     return;
   }
