@@ -13,7 +13,11 @@ let edge: Edge;
 beforeAll(async () => {
   h = await startHarness({ consume: false });
   const up = { host: '127.0.0.1', port: h.port };
-  edge = await startEdge({ host: '127.0.0.1', port: 0, upstreams: { capture: up, decide: up, management: up } });
+  edge = await startEdge({
+    host: '127.0.0.1',
+    port: 0,
+    upstreams: { capture: up, decide: up, management: up },
+  });
 }, 60_000);
 afterAll(async () => {
   await edge?.stop();
@@ -34,7 +38,9 @@ it("answers a 21 MB /batch/ with capture's 413, 20 times out of 20, never a rese
       // capture's answer (its request id echoed), not one the edge made up.
       outcomes.push(`${res.status} ${json.code} ${res.headers.get('x-request-id')}`);
     } catch (err) {
-      outcomes.push(`error ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`);
+      outcomes.push(
+        `error ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`,
+      );
     }
   }
   expect(outcomes).toEqual(Array.from({ length: 20 }, (_, i) => `413 payload_too_large big-${i}`));
