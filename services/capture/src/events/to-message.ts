@@ -72,7 +72,10 @@ export function toMessage(e: RawEvent, ctx: RequestContext): ToMessageResult {
       uuid: typeof e.uuid === 'string' && isUuid(e.uuid) ? e.uuid.toLowerCase() : uuidv7(),
       token: ctx.token,
       distinct_id: distinctId,
-      ip: ctx.ip,
+      // A historical batch is sent by a backfill (sett import, an SDK's historical migration),
+      // not by the user's device: its address is the importer's, so it is not the event's $ip.
+      // An $ip the source record carries in its properties is kept.
+      ip: ctx.historical ? null : ctx.ip,
       now: ctx.now,
       sent_at: ctx.sentAt ?? parseSentAt(undefined, e.sent_at),
       event: e.event,
