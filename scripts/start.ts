@@ -8,7 +8,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { loadConfigOrExit } from '@sett/config';
 import { startDevBroker, startEdge, type DevBroker, type Edge } from '@sett/devstack';
-import { bootstrap, presentCredentials } from '@sett/cli';
+import { bootstrap, existingStackLines, presentCredentials } from '@sett/cli';
 
 const root = path.resolve(__dirname, '..');
 const config = loadConfigOrExit();
@@ -175,8 +175,7 @@ async function main() {
     );
     for (const line of lines) say(line);
   } else {
-    say(`  project id ${result.project_id}, project API key ${result.project_api_key}`);
-    say('  (create a personal API key with: pnpm sett keys create --user <uuid> --scopes "*")');
+    for (const line of existingStackLines(result)) say(line);
   }
   say('Press Ctrl-C to stop.');
 }
