@@ -2,7 +2,7 @@
 // personal API keys, list projects, import history.
 // With --json only the JSON result goes to stdout; messages go to stderr.
 import { parseArgs } from 'node:util';
-import { loadConfigOrExit } from '@sett/config';
+import { buildInfo, loadConfigOrExit } from '@sett/config';
 import { createOrganization, createUser, listOrganizations, setStaff } from './accounts';
 import { bootstrap } from './bootstrap';
 import { CliError, createPersonalKey } from './keys-create';
@@ -11,6 +11,7 @@ import { ImportUsageError, runImport } from './import/import-command';
 import { IMPORT_FORMATS, type ImportFormat } from './import/import-event';
 
 const USAGE = `usage:
+  sett --version
   sett bootstrap [--email E] [--org NAME] [--project NAME] [--json]
       (the first user of an empty instance is staff; a new e-mail always gets a new organization)
   sett orgs create --name NAME --owner-email E [--project NAME] [--json]
@@ -39,8 +40,13 @@ function print(json: boolean, value: Record<string, unknown>) {
 }
 
 async function main(argv: string[]) {
-  const config = loadConfigOrExit();
   const { values, positionals } = parseArguments(argv);
+  if (values.version) {
+    const build = buildInfo();
+    process.stdout.write(`sett ${build.version} (${build.gitSha})\n`);
+    return;
+  }
+  const config = loadConfigOrExit();
   const [command, sub] = positionals;
   if (values.help || !command) {
     process.stdout.write(`${USAGE}\n`);
@@ -91,6 +97,7 @@ function parseOptions(argv: string[]) {
       'batch-bytes': { type: 'string' },
       'max-event-bytes': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'V' },
     },
   });
 }
