@@ -118,6 +118,8 @@ export function projectJson(t: Team, secretApiToken?: string) {
     session_recording_opt_in: t.sessionRecordingOptIn,
     surveys_opt_in: t.surveysOptIn,
     data_retention_days: t.dataRetentionDays,
+    anonymize_ips: t.anonymizeIps,
+    geoip_enabled: t.geoipEnabled,
     secret_api_token_mask: t.secretApiTokenMask,
     has_secret_api_token_backup: t.secretApiTokenBackupHash !== null,
     ...(secretApiToken ? { secret_api_token: secretApiToken } : {}),
