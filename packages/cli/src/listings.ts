@@ -1,5 +1,5 @@
 // `sett users list`, `sett keys list`, `sett projects list`: what bootstrap and the other
-// commands created, read straight from Postgres. Keys are listed by id and mask only (the
+// commands created, read straight from Postgres; and `sett projects set` (privacy settings). Keys are listed by id and mask only (the
 // value is never stored; its hash is not shown either). Each listing is a JSON-ready array;
 // `formatTable` renders it for a terminal.
 import { createPrisma, type PrismaClient } from '@sett/db';
@@ -84,8 +84,48 @@ export async function listProjects(opts: { databaseUrl: string; org?: string }) 
       organization_id: t.organization.id,
       organization_slug: t.organization.slug,
       ingested_event: t.ingestedEvent,
+      anonymize_ips: t.anonymizeIps,
+      geoip_enabled: t.geoipEnabled,
       created_at: t.createdAt.toISOString(),
     }));
+  });
+}
+
+function onOff(flag: string, value: string | undefined): boolean | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'on' || value === 'true') return true;
+  if (value === 'off' || value === 'false') return false;
+  throw new CliError(`${flag} must be on or off, got "${value}"`);
+}
+
+/**
+ * `sett projects set`: the privacy settings of one project, as PATCH /api/projects/:id/ sets
+ * them. Ingestion picks a change up within its cache time (TOKEN_CACHE_TTL_MS).
+ */
+export async function setProject(opts: {
+  databaseUrl: string;
+  id?: string;
+  anonymizeIps?: string;
+  geoip?: string;
+}) {
+  const id = Number(opts.id);
+  if (!Number.isInteger(id) || id < 1)
+    throw new CliError('--id must be a project id (see sett projects list)');
+  const anonymizeIps = onOff('--anonymize-ips', opts.anonymizeIps);
+  const geoipEnabled = onOff('--geoip', opts.geoip);
+  if (anonymizeIps === undefined && geoipEnabled === undefined)
+    throw new CliError('projects set needs --anonymize-ips on|off and/or --geoip on|off');
+  return withPrisma(opts.databaseUrl, async (prisma) => {
+    const { count } = await prisma.team.updateMany({
+      where: { id, deletedAt: null },
+      data: {
+        ...(anonymizeIps === undefined ? {} : { anonymizeIps }),
+        ...(geoipEnabled === undefined ? {} : { geoipEnabled }),
+      },
+    });
+    if (count === 0) throw new CliError(`no project with id ${id}`);
+    const t = await prisma.team.findUniqueOrThrow({ where: { id } });
+    return { id: t.id, name: t.name, anonymize_ips: t.anonymizeIps, geoip_enabled: t.geoipEnabled };
   });
 }
 

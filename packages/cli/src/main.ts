@@ -6,7 +6,7 @@ import { buildInfo, loadConfigOrExit } from '@sett/config';
 import { createOrganization, createUser, listOrganizations, setStaff } from './accounts';
 import { bootstrap } from './bootstrap';
 import { CliError, createPersonalKey } from './keys-create';
-import { formatTable, listKeys, listProjects, listUsers } from './listings';
+import { formatTable, listKeys, listProjects, listUsers, setProject } from './listings';
 import { ImportUsageError, runImport } from './import/import-command';
 import { IMPORT_FORMATS, type ImportFormat } from './import/import-event';
 
@@ -17,6 +17,7 @@ const USAGE = `usage:
   sett orgs create --name NAME --owner-email E [--project NAME] [--json]
   sett orgs list [--json]
   sett projects list [--org ORG_ID_OR_SLUG] [--json]
+  sett projects set --id ID [--anonymize-ips on|off] [--geoip on|off] [--json]
   sett users list [--json]
   sett users create --email E --org ORG_ID_OR_SLUG [--level member|admin|owner] [--first-name N]
                     [--scopes S,...] [--json]          (prints the personal API key once)
@@ -96,6 +97,9 @@ function parseOptions(argv: string[]) {
       concurrency: { type: 'string' },
       'batch-bytes': { type: 'string' },
       'max-event-bytes': { type: 'string' },
+      id: { type: 'string' },
+      'anonymize-ips': { type: 'string' },
+      geoip: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'V' },
     },
@@ -155,10 +159,30 @@ async function run(
     else
       process.stdout.write(
         formatTable(
-          ['ID', 'ORGANIZATION', 'API TOKEN', 'INGESTED', 'NAME'],
-          projects.map((p) => [p.id, p.organization_slug, p.api_token, p.ingested_event, p.name]),
+          ['ID', 'ORGANIZATION', 'API TOKEN', 'INGESTED', 'ANONYMIZE IPS', 'GEOIP', 'NAME'],
+          projects.map((p) => [
+            p.id,
+            p.organization_slug,
+            p.api_token,
+            p.ingested_event,
+            p.anonymize_ips,
+            p.geoip_enabled,
+            p.name,
+          ]),
         ),
       );
+    return;
+  }
+  if (command === 'projects' && sub === 'set') {
+    print(
+      values.json,
+      await setProject({
+        databaseUrl: config.databaseUrl,
+        id: values.id,
+        anonymizeIps: values['anonymize-ips'],
+        geoip: values.geoip,
+      }),
+    );
     return;
   }
   if (command === 'users' && sub === 'list') {

@@ -300,4 +300,44 @@ describe('sett CLI', () => {
       expect(error.stderr).not.toMatch(/\n\s+at /);
     }
   });
+
+  it('projects set turns anonymize_ips and GeoIP on and off; projects list shows them', async () => {
+    const team = await prisma.team.findFirstOrThrow({ where: { deletedAt: null } });
+    const out = JSON.parse(
+      (
+        await sett(
+          'projects',
+          'set',
+          '--id',
+          String(team.id),
+          '--anonymize-ips',
+          'on',
+          '--geoip',
+          'off',
+          '--json',
+        )
+      ).stdout,
+    ) as Record<string, unknown>;
+    expect(out).toMatchObject({ id: team.id, anonymize_ips: true, geoip_enabled: false });
+    expect(await prisma.team.findUniqueOrThrow({ where: { id: team.id } })).toMatchObject({
+      anonymizeIps: true,
+      geoipEnabled: false,
+    });
+    const listed = (
+      JSON.parse((await sett('projects', 'list', '--json')).stdout) as Record<string, unknown>[]
+    ).find((p) => p.id === team.id);
+    expect(listed).toMatchObject({ anonymize_ips: true, geoip_enabled: false });
+    await sett('projects', 'set', '--id', String(team.id), '--anonymize-ips', 'off', '--geoip', 'on');
+    expect(await prisma.team.findUniqueOrThrow({ where: { id: team.id } })).toMatchObject({
+      anonymizeIps: false,
+      geoipEnabled: true,
+    });
+    for (const args of [
+      ['projects', 'set', '--id', String(team.id), '--anonymize-ips', 'maybe'],
+      ['projects', 'set', '--id', String(team.id)],
+      ['projects', 'set', '--id', '999999', '--geoip', 'on'],
+      ['projects', 'set', '--anonymize-ips', 'on'],
+    ])
+      await expect(sett(...args)).rejects.toMatchObject({ code: 2, stdout: '' });
+  });
 });

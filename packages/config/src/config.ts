@@ -207,6 +207,10 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       heartbeatIntervalMs: int(env, 'INGESTION_HEARTBEAT_INTERVAL_MS', 3_000, 100, 60_000),
       maxWaitTimeMs: int(env, 'INGESTION_MAX_WAIT_MS', 500, 10, 60_000),
       partitionsConcurrently: int(env, 'INGESTION_PARTITIONS_CONCURRENTLY', 4, 1, 256),
+      /** $geoip_* on stored events and persons (projects may turn it off); false: never loaded. */
+      geoipEnabled: oneOf(env, 'INGESTION_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
+      /** The same City database decide reads (DECIDE_GEOIP_DATABASE_PATH), or the bundled one. */
+      geoipDatabasePath: read(env, 'DECIDE_GEOIP_DATABASE_PATH'),
     },
     decide: {
       flagCacheTtlMs: int(env, 'DECIDE_FLAG_CACHE_TTL_MS', 2_000, 0, 600_000),

@@ -15,7 +15,7 @@ import { createDecideService, createRedisHealth, type DecideService } from './de
 import { createProjectResolver } from './decide/project-resolver';
 import { createFlagStore, type FlagStore } from './flags/flag-store';
 import { createLocalEvaluationHandler } from './local-evaluation/local-evaluation-handler';
-import { noGeoIp, type GeoIp } from './geoip/geoip';
+import { noGeoIp, type GeoIp } from '@sett/geoip';
 import { createPersonStore, type PersonStore } from './persons/person-store';
 import { createQuotaStore, createUsageCounter, type UsageCounter } from './quota/quota';
 import { createEarlyAccessFeatureStore } from './public-lists/early-access-feature-store';

@@ -4,7 +4,7 @@ import { gzipSync } from 'node:zlib';
 import LZString from 'lz-string';
 import { redisKeys, writeFlagList } from '@sett/cache';
 import { matchingVariant } from '@sett/flags';
-import { openGeoIp } from '../src/geoip/geoip';
+import { openGeoIp } from '@sett/geoip';
 import {
   createProject,
   insertFlag,
