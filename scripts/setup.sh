@@ -90,6 +90,12 @@ if ! command -v chromium >/dev/null; then
   apt_install chromium || log "could not install chromium; the browser SDK tests (packages/sdk-e2e) will fail"
 fi
 
+# --- promtool (the alert-rule tests in deploy/test run the shipped rules through it) -----------
+if ! command -v promtool >/dev/null; then
+  log "installing promtool from Debian's packages (prometheus)"
+  apt_install --no-install-recommends prometheus || log "could not install prometheus; the alert-rule tests (deploy/test) will fail"
+fi
+
 # --- Kafka development broker (only when no real Kafka is configured) -------------------------
 if [ -z "${KAFKA_BROKERS:-}" ]; then
   bash deploy/dev-broker/build.sh >&2

@@ -47,14 +47,15 @@ async function main() {
     onError: (err) => logger.warn('redis error', { err: err.message }),
   });
   // Person deletions, retention and purges of deleted projects (docs/data-lifecycle.md).
-  const jobs = createBackgroundJobs({ pool, logger, config: config.jobs });
+  const registry = createMetricsRegistry('management');
+  const jobs = createBackgroundJobs({ pool, logger, config: config.jobs, registry });
   const app = createManagementApp({
     onJobQueued: () => jobs.wake(),
     prisma,
     pool,
     redis,
     logger,
-    registry: createMetricsRegistry('management'),
+    registry,
     encryptionKey,
     config: {
       rateLimitPerMinute: config.management.rateLimitPerMinute,
