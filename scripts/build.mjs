@@ -56,6 +56,7 @@ const ENTRIES = {
   ingestion: 'services/ingestion/src/main.ts',
   cli: 'packages/cli/src/main.ts',
   'wait-for-migrations': 'scripts/wait-for-migrations.ts',
+  'partition-events-online': 'scripts/partition-events-online.ts',
 };
 
 // The Prisma CLI's config, compiled so `prisma migrate deploy --config dist/prisma.config.cjs`

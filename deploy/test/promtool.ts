@@ -69,13 +69,15 @@ export function promtoolTestRules(tests: unknown[], interval = '1m'): string {
   }
 }
 
-/** Starts a service's main.ts as the operator runs it; resolves with its base URL once it logs "ready". */
+/** Starts a service's main.ts (of this checkout, or another) as the operator runs it; resolves with its base URL once it logs "ready". */
 export async function spawnService(
   name: 'ingestion' | 'management',
   env: Record<string, string>,
+  /** The checkout to run it from (default this one). */
+  cwd = path.resolve(__dirname, '../..'),
 ): Promise<{ base: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['--import', 'tsx', `services/${name}/src/main.ts`], {
-    cwd: path.resolve(__dirname, '../..'),
+    cwd,
     env: { ...process.env, LOG_FORMAT: 'json', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
