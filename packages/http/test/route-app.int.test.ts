@@ -2,6 +2,7 @@
 // declaration (405 with Allow, preflights, auth before the body, scope, validation naming the
 // field or query parameter, unknown query parameters refused, JSON body limits and types, CORS
 // without credentials, metrics by route template, the access log, response checks, errors).
+import { buildInfo } from '@sett/config';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sett/logger';
 import {
@@ -472,7 +473,12 @@ describe('operations', () => {
   });
 
   it('answers /_health and /_ready', async () => {
-    expect((await call('GET', '/_health')).json).toEqual({ status: 'ok', service: 'management' });
+    expect((await call('GET', '/_health')).json).toEqual({
+      status: 'ok',
+      service: 'management',
+      version: buildInfo().version,
+      git_sha: buildInfo().gitSha,
+    });
     expect((await call('GET', '/_ready')).status).toBe(200);
   });
 });

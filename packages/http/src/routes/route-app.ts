@@ -21,6 +21,7 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import type client from 'prom-client';
+import { buildInfo } from '@sett/config';
 import type { Logger } from '@sett/logger';
 import { clusterMetrics, shareMetricsWithPrimary } from '../cluster';
 import { toSettError } from '../error-middleware';
@@ -120,11 +121,17 @@ const DEFAULT_JSON_LIMIT = 1024 * 1024;
 /** The operational routes every service answers; not in OpenAPI, not behind the edge. */
 function operationalRoutes(opts: RouteAppOptions<unknown>): RouteOptions[] {
   shareMetricsWithPrimary(opts.registry);
+  const build = buildInfo();
   return [
     {
       method: 'GET',
       url: '/_health',
-      handler: async () => ({ status: 'ok', service: opts.name }),
+      handler: async () => ({
+        status: 'ok',
+        service: opts.name,
+        version: build.version,
+        git_sha: build.gitSha,
+      }),
     },
     {
       method: 'GET',
