@@ -217,7 +217,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       personCacheTtlMs: int(env, 'DECIDE_PERSON_CACHE_TTL_MS', 5_000, 0, 600_000),
       /** Flag evaluation bodies are small; larger ones are refused with 413. */
       maxBodyBytes: int(env, 'DECIDE_MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
-      /** GeoIP person properties from the client address (spec 4.3 rule 5). */
+      /** GeoIP person properties from the client address (docs/interface.md, "Flag evaluation"). */
       geoipEnabled: oneOf(env, 'DECIDE_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
       /** A GeoLite2/GeoIP2 City .mmdb to use instead of the bundled one; reloaded when it changes. */
       geoipDatabasePath: read(env, 'DECIDE_GEOIP_DATABASE_PATH'),

@@ -90,7 +90,7 @@ describe('flags created in the database, evaluated through decide?v=4', () => {
     }
   });
 
-  it('has exactly the spec 2.7 shape', async () => {
+  it('has exactly the v4 shape of docs/interface.md, Flag evaluation', async () => {
     const res = await post(h.url, '/decide?v=4', body({ distinct_id: 'distinct_id_0' }));
     expect(res.headers.get('content-type')).toMatch(/application\/json/);
     expect(res.body).toEqual({

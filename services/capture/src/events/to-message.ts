@@ -1,5 +1,6 @@
-// One raw event -> the CaptureMessage that goes to Kafka, or the reason it is dropped (spec
-// section 7: no name, no distinct_id or an empty one -> not ingested, response still 200). Pure.
+// One raw event -> the CaptureMessage that goes to Kafka, or the reason it is dropped (no name,
+// no distinct_id or an empty one -> not ingested, response still 200: docs/interface.md, "Events
+// that are not ingested"). Pure.
 import type { CaptureMessage } from '@sett/kafka';
 import { v7 as uuidv7 } from 'uuid';
 import type { RawEvent } from './unpack-body';

@@ -1,5 +1,5 @@
 // The response shapes of PostHog's decide/flags versions, built from one evaluation result.
-// decide v4 and /flags v2+: `flags` keyed by flag key (spec 2.7). decide v3 and /flags without
+// decide v4 and /flags v2+: `flags` keyed by flag key (docs/interface.md, "Flag evaluation"). decide v3 and /flags without
 // a version: `featureFlags` (every evaluated flag: variant, true or false) and
 // `featureFlagPayloads` (enabled flags with a payload). decide v2: `featureFlags` with enabled
 // flags only. decide without v (v1): `featureFlags` as a list of enabled keys. Every shape ends

@@ -1,6 +1,6 @@
 // Stored person and group properties, and experience-continuity hash keys, read from the
 // tables ingestion writes. Decide asks only when a flag needs a property the request did not
-// give (spec 4.3 rule 4); answers are cached briefly in process.
+// give (docs/interface.md, "Flag evaluation"); answers are cached briefly in process.
 import { createLocalCache } from '@sett/cache';
 import type { Pool } from 'pg';
 import { cleanString, storedName } from '@sett/schemas';

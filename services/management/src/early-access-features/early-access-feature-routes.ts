@@ -1,4 +1,4 @@
-// /api/projects/:project_id/early_access_feature/ (spec 4.2): list and retrieve need
+// /api/projects/:project_id/early_access_feature/ (docs/interface.md, "Early access features"): list and retrieve need
 // early_access_feature:read, create, PATCH and DELETE early_access_feature:write. Reads check
 // the project against the cached key context; writes always against the database.
 import express, { type Router } from 'express';

@@ -1,5 +1,5 @@
-// Request schemas of the early access feature endpoints (spec 2.5 / 4.2). Update accepts only
-// the four fields of the spec; anything else is a 400 naming the field.
+// Request schemas of the early access feature endpoints (docs/interface.md, "Early access features"). Update accepts only
+// its four writable fields; anything else is a 400 naming the field.
 import { compile, type FromSchema } from '@sett/schemas';
 import { MAX_INT4 } from '../validate';
 

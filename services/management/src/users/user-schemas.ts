@@ -1,4 +1,4 @@
-// Request schemas of the users endpoints (the writable fields of spec 2.2). Compiled once; the
+// Request schemas of the users endpoints (the writable User fields, docs/interface.md "Users"). Compiled once; the
 // OpenAPI document reuses these objects.
 import { compile, type FromSchema } from '@sett/schemas';
 import { MAX_INT4, UUID_PATTERN } from '../validate';
