@@ -82,7 +82,10 @@ export function createJobMetrics(opts: {
     })();
     return latest;
   };
-  const fromDatabase = (name: string, help: string, value: (r: Row | undefined) => number) =>
+  const fromDatabase = (
+    { name, help }: { name: string; help: string },
+    value: (r: Row | undefined) => number,
+  ) =>
     new prom.Gauge({
       name,
       help,
@@ -98,18 +101,21 @@ export function createJobMetrics(opts: {
       },
     });
   fromDatabase(
-    'sett_background_job_last_success_timestamp_seconds',
-    'Unix time the last job of this kind succeeded (0: never)',
+    {
+      name: 'sett_background_job_last_success_timestamp_seconds',
+      help: 'Unix time the last job of this kind succeeded (0: never)',
+    },
     (r) => r?.last_success ?? 0,
   );
   fromDatabase(
-    'sett_background_jobs_queued',
-    'Jobs due now and not yet claimed, by kind',
+    { name: 'sett_background_jobs_queued', help: 'Jobs due now and not yet claimed, by kind' },
     (r) => r?.queued ?? 0,
   );
   fromDatabase(
-    'sett_background_job_oldest_due_seconds',
-    'How long the oldest due job of this kind has waited to finish its current phase (queued or running); 0 when none is due',
+    {
+      name: 'sett_background_job_oldest_due_seconds',
+      help: 'How long the oldest due job of this kind has waited to finish its current phase (queued or running); 0 when none is due',
+    },
     (r) => r?.oldest_due ?? 0,
   );
 
