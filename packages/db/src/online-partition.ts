@@ -142,6 +142,26 @@ export async function copyEventsOnline(
   );
   const progress: CopyProgress = { slices: 0, copied: 0, remaining: slices.length };
   for (const s of slices) {
+    const rows = await copySlice(pool, s.team_id, s.month);
+    progress.slices++;
+    progress.copied += rows;
+    progress.remaining--;
+    onSlice?.({ ...progress, teamId: s.team_id, month: s.month.toISOString().slice(0, 7), rows });
+  }
+  return progress;
+}
+
+const RETRIED = new Set(['40P01', '40001']); // deadlock, serialization failure
+const MAX_ATTEMPTS = 20;
+
+/**
+ * One slice in one transaction. The rows it reads are locked (FOR KEY SHARE) so a deletion
+ * cannot slip between the read and the copy; a deletion locking the same rows in another order
+ * can deadlock with it, and Postgres then aborts one of the two: the copy tries again (the
+ * management jobs that delete retry too).
+ */
+async function copySlice(pool: pg.Pool, teamId: number, month: Date): Promise<number> {
+  for (let attempt = 1; ; attempt++) {
     const client = await pool.connect();
     try {
       await client.query('BEGIN');
@@ -151,31 +171,23 @@ export async function copyEventsOnline(
             WHERE team_id = $1 AND timestamp >= $2 AND timestamp < $2 + interval '1 month'
             FOR KEY SHARE
          ON CONFLICT DO NOTHING`,
-        [s.team_id, s.month],
+        [teamId, month],
       );
       await client.query(`INSERT INTO "events_partitions"."online_copy_done" VALUES ($1, $2, $3)`, [
-        s.team_id,
-        s.month,
+        teamId,
+        month,
         r.rowCount ?? 0,
       ]);
       await client.query('COMMIT');
-      progress.slices++;
-      progress.copied += r.rowCount ?? 0;
-      progress.remaining--;
-      onSlice?.({
-        ...progress,
-        teamId: s.team_id,
-        month: s.month.toISOString().slice(0, 7),
-        rows: r.rowCount ?? 0,
-      });
+      return r.rowCount ?? 0;
     } catch (error) {
       await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      if (!RETRIED.has((error as { code?: string }).code ?? '') || attempt >= MAX_ATTEMPTS) throw error;
     } finally {
       client.release();
     }
+    await new Promise((r) => setTimeout(r, Math.min(1000, 20 * attempt)));
   }
-  return progress;
 }
 
 /** Rows of events not (yet) in events_next, and the other way round: both 0 before finish. */

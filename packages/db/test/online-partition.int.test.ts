@@ -138,9 +138,18 @@ it('prepare, copy while events are written and deleted, finish: same rows, same 
     let rounds = 0;
     while (writing || rounds < 5) {
       await insertEvents(pool, teams, 200, rounds % 2 ? 1 : 200);
-      await pool.query(
-        `DELETE FROM events WHERE (team_id, uuid) IN (SELECT team_id, uuid FROM events ORDER BY random() LIMIT 50)`,
-      );
+      // Like the management jobs that delete events, a deletion chosen as a deadlock victim
+      // (against the copy's row locks) is tried again.
+      for (;;) {
+        try {
+          await pool.query(
+            `DELETE FROM events WHERE (team_id, uuid) IN (SELECT team_id, uuid FROM events ORDER BY random() LIMIT 50)`,
+          );
+          break;
+        } catch (error) {
+          if ((error as { code?: string }).code !== '40P01') throw error;
+        }
+      }
       rounds++;
     }
     return rounds;
