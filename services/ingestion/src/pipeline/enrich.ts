@@ -32,6 +32,17 @@ export const LOCATION_FIELDS = [
   'subdivision_2_name',
 ] as const;
 
+// Property names built once: adding keys made from template strings on every event costs
+// several times more (measured: ~40 us of CPU per located event before, see the commit).
+const EVENT_KEY = new Map<string, string>();
+const INITIAL_KEY = new Map<string, string>();
+const eventKey = (f: string) => EVENT_KEY.get(f) ?? EVENT_KEY.set(f, `$geoip_${f}`).get(f)!;
+const initialKey = (f: string) => INITIAL_KEY.get(f) ?? INITIAL_KEY.set(f, `$initial_geoip_${f}`).get(f)!;
+const RESET_SET: Record<string, null> = Object.fromEntries(LOCATION_FIELDS.map((f) => [eventKey(f), null]));
+const RESET_SET_ONCE: Record<string, null> = Object.fromEntries(
+  LOCATION_FIELDS.map((f) => [initialKey(f), null]),
+);
+
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -50,26 +61,30 @@ export function enrichEvent(event: TeamEvent, settings: TeamSettings | undefined
     const location = geoip.locate(ip);
     if (location) {
       located = true;
-      const set: Record<string, unknown> = {};
-      const setOnce: Record<string, unknown> = {};
-      for (const f of LOCATION_FIELDS) {
-        set[`$geoip_${f}`] = null;
-        setOnce[`$initial_geoip_${f}`] = null;
-      }
-      Object.assign(set, isObject(props.$set) ? props.$set : {});
-      Object.assign(setOnce, isObject(props.$set_once) ? props.$set_once : {});
-      changed = { ...props };
-      for (const [f, value] of Object.entries(location)) {
-        changed[`$geoip_${f}`] = value;
-        set[`$geoip_${f}`] = value;
-        setOnce[`$initial_geoip_${f}`] = value;
+      // Object.assign rather than object spread: measurably cheaper per event here.
+      const set: Record<string, unknown> = Object.assign(
+        {},
+        RESET_SET,
+        isObject(props.$set) ? props.$set : {},
+      );
+      const setOnce: Record<string, unknown> = Object.assign(
+        {},
+        RESET_SET_ONCE,
+        isObject(props.$set_once) ? props.$set_once : {},
+      );
+      changed = Object.assign({}, props);
+      for (const f in location) {
+        const value = location[f]!;
+        changed[eventKey(f)] = value;
+        set[eventKey(f)] = value;
+        setOnce[initialKey(f)] = value;
       }
       changed.$set = set;
       changed.$set_once = setOnce;
     }
   }
   if (settings?.anonymizeIps && props.$ip !== undefined) {
-    changed ??= { ...props };
+    changed ??= Object.assign({}, props);
     delete changed.$ip;
   }
   if (changed) {
