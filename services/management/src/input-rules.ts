@@ -3,10 +3,17 @@
 // and no path segment, query parameter (name or value), JSON body key or string may hold
 // U+0000 or a lone UTF-16 surrogate (Postgres can store neither in text or jsonb), and the body
 // may nest at most MAX_JSON_DEPTH containers. Anything else is a 400 `validation_error` whose
-// attr names the field (`path` for a path segment), before any handler or query sees it.
+// attr names the field (`path` for a path segment), before any handler or query sees it. Body
+// keys named `__proto__` are dropped: Prisma does not store them, so no answer may show them.
 import type { RequestHandler } from 'express';
 import { ValidationError } from '@sett/http';
-import { MAX_JSON_DEPTH, findJsonProblem, unstorableReason, type JsonProblem } from '@sett/schemas';
+import {
+  MAX_JSON_DEPTH,
+  dropProtoKeys,
+  findJsonProblem,
+  unstorableReason,
+  type JsonProblem,
+} from '@sett/schemas';
 
 function problemError(reason: JsonProblem['reason'], attr: string | null, where: string): ValidationError {
   switch (reason) {
@@ -66,6 +73,8 @@ export function inputRulesMiddleware(): RequestHandler {
   return (req, _res, next) => {
     checkPath(req.originalUrl.split('?')[0] ?? '');
     checkQueryAndBody(req.query, req.body);
+    // Storage leaves `__proto__` keys out (Prisma), so they are dropped before anything echoes them.
+    dropProtoKeys(req.body);
     next();
   };
 }

@@ -163,7 +163,7 @@ async function readDecideRequest(
   }
 
   const flagKeys = requestedFlagKeys(body as Record<string, unknown>);
-  const groups: Record<string, string> = {};
+  const groups = Object.create(null) as Record<string, string>; // client-chosen group type names
   for (const [type, key] of Object.entries(body.groups ?? {})) groups[type] = String(key);
   const anon = body.$anon_distinct_id;
   const input: DecideInput = {

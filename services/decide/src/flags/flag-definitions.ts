@@ -68,7 +68,7 @@ function redactPayloads(filters: unknown): unknown {
   if (!filters || typeof filters !== 'object') return filters;
   const payloads = (filters as Raw).payloads;
   if (!payloads || typeof payloads !== 'object') return filters;
-  const redacted: Record<string, string> = {};
+  const redacted = Object.create(null) as Record<string, string>; // variant keys may be `__proto__`
   for (const key of Object.keys(payloads)) redacted[key] = REDACTED_PAYLOAD_VALUE;
   return { ...(filters as Raw), payloads: redacted };
 }

@@ -230,7 +230,7 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
         [teamId, distinctIds, flagKeys],
       );
       // The key of the identified id's own person wins over the anonymous person's.
-      const result: Record<string, string> = {};
+      const result = Object.create(null) as Record<string, string>; // keyed by flag key
       for (const row of rows) if (row.distinct_id !== distinctId) result[row.feature_flag_key] = row.hash_key;
       for (const row of rows) if (row.distinct_id === distinctId) result[row.feature_flag_key] = row.hash_key;
       overrides.set(cacheKey, result);
