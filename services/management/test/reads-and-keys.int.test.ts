@@ -11,7 +11,12 @@ let key: string;
 beforeAll(async () => {
   h = await startHarness();
   f = await seed(h.prisma);
-  key = await createKey(h.prisma, f.alice.id, ['project:read', 'personal_api_key:write']);
+  key = await createKey(h.prisma, f.alice.id, [
+    'project:read',
+    'query:read',
+    'person:read',
+    'personal_api_key:write',
+  ]);
   // 7 events at distinct times plus two sharing one timestamp (the uuid breaks the tie).
   const base = Date.parse('2026-01-01T00:00:00.000Z');
   const rows = Array.from({ length: 9 }, (_, i) => ({

@@ -1,4 +1,4 @@
-// /api/projects/:project_id/events/ (scope project:read): newest first, filters event,
+// /api/projects/:project_id/events/ (scope query:read, PostHog's): newest first, filters event,
 // distinct_id, after, before; cursor pagination, so the envelope is {next, previous: null,
 // results} without a count (counting millions of rows per page would defeat the index).
 import express, { type Router } from 'express';
@@ -50,7 +50,7 @@ export function eventRoutes({
 
   router.get('/api/projects/:projectId/events/', async (req, res) => {
     const auth = authOf(res);
-    requireScope(auth, 'project:read');
+    requireScope(auth, 'query:read');
     const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
     if (req.query.offset !== undefined)
       throw new ValidationError(

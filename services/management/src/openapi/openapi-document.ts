@@ -862,7 +862,7 @@ export function buildOpenApiDocument(serverUrl?: string) {
       },
       '/api/projects/{project_id}/events/': {
         get: operation({
-          scope: 'project:read',
+          scope: 'query:read',
           summary: 'List events, newest first (cursor pagination)',
           parameters: [
             project,
@@ -889,7 +889,7 @@ export function buildOpenApiDocument(serverUrl?: string) {
       },
       '/api/projects/{project_id}/persons/': {
         get: operation({
-          scope: 'project:read',
+          scope: 'person:read',
           summary: 'List persons',
           parameters: [project, ...limitOffset, { name: 'distinct_id', in: 'query', schema: str }],
           response: paginated('Person'),

@@ -1,4 +1,4 @@
-// /api/projects/:project_id/persons/ (scope project:read): persons with their distinct ids and
+// /api/projects/:project_id/persons/ (scope person:read, as one person): persons with their distinct ids and
 // properties, filter distinct_id, offset pagination. id and uuid are both the person's uuid
 // (PostHog's current API); the numeric row id is internal.
 // One person: GET .../persons/:uuid/ (person:read) and DELETE .../persons/:uuid/[?delete_events=true]
@@ -93,7 +93,7 @@ export function personRoutes({
 
   router.get('/api/projects/:projectId/persons/', async (req, res) => {
     const auth = authOf(res);
-    requireScope(auth, 'project:read');
+    requireScope(auth, 'person:read');
     const teamId = await resolveReadableProjectId(prisma, auth, req.params.projectId);
     const page = parsePage(req.query);
     const distinctId = req.query.distinct_id;
