@@ -121,8 +121,12 @@ async function main() {
     brokers = broker.bootstrap;
     say(`kafka development broker: ${brokers} (in memory; set KAFKA_BROKERS to use a real Kafka)`);
   }
+  // Page links of the management API point at the edge (docs/hardening.md: never the Host header).
+  const bound = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const edgeHost = bound.includes(':') ? `[${bound}]` : bound;
   const env = {
     ...process.env,
+    SETT_PUBLIC_URL: process.env.SETT_PUBLIC_URL ?? `http://${edgeHost}:${config.ports.edge}`,
     KAFKA_BROKERS: brokers,
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: config.redisUrl,

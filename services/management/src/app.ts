@@ -23,7 +23,7 @@ import { remoteConfigRoutes } from './feature-flags/remote-config-routes';
 import { databaseErrorMiddleware } from './database-errors';
 import { inputRulesMiddleware } from './input-rules';
 import { buildOpenApiDocument } from './openapi/openapi-document';
-import { requestOrigin } from './pagination/pagination';
+import { linkOrigin } from './pagination/pagination';
 import { createMemberService } from './members/member-service';
 import { memberRoutes } from './members/member-routes';
 import { createOrganizationService } from './organizations/organization-service';
@@ -44,7 +44,7 @@ export interface ManagementConfig {
   rateLimitPerMinute: number;
   /** Requests per minute per user over all of their keys (default twice the per-key limit). */
   userRateLimitPerMinute?: number;
-  /** SETT_PUBLIC_URL: base of absolute pagination URLs; else taken from forwarded headers. */
+  /** SETT_PUBLIC_URL: base of absolute pagination URLs; unset, page links are relative. */
   publicUrl?: string;
   /** How long a key lookup is cached in process (default 5 s). */
   authCacheTtlMs?: number;
@@ -95,9 +95,10 @@ export function createManagementApp(deps: ManagementDeps): RequestListener {
 
   const api = express.Router();
   api.use('/api', express.json({ limit: config.maxBodyBytes ?? 1024 * 1024 }));
-  // Public on purpose: client generators fetch it without a key. Built once per origin.
-  api.get('/api/schema/', (req, res) => {
-    res.json(buildOpenApiDocument(requestOrigin(req.headers, publicUrl, req.protocol)));
+  // Public on purpose: client generators fetch it without a key. Its server is SETT_PUBLIC_URL
+  // (none when unset: clients then resolve paths against where they fetched it).
+  api.get('/api/schema/', (_req, res) => {
+    res.json(buildOpenApiDocument(linkOrigin(publicUrl)));
   });
   api.use('/api', authMiddleware(authenticator), rateLimitMiddleware(limiter), inputRulesMiddleware());
   const routers = [

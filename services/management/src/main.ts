@@ -28,6 +28,8 @@ async function main() {
   const config = loadConfigOrExit(process.env, { requireEncryptionKey: true });
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'management' });
   const encryptionKey = config.encryptionKey ?? developmentKey(logger);
+  if (!config.management.publicUrl && config.nodeEnv === 'production')
+    logger.warn('SETT_PUBLIC_URL is not set: list pages link to their next page with relative URLs');
   // Prisma for the CRUD, a small plain pool for the event/person reads (hand-written SQL).
   const prisma = createPrisma({
     databaseUrl: config.databaseUrl,

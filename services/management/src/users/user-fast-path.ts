@@ -12,7 +12,7 @@ import { RateLimitedError } from '@sett/http';
 import { requireScope } from '../auth/auth-context';
 import type { KeyAuthenticator } from '../auth/auth-middleware';
 import { toDatabaseSettError } from '../database-errors';
-import { envelope, parsePage, requestOrigin } from '../pagination/pagination';
+import { envelope, linkOrigin, parsePage } from '../pagination/pagination';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { parseBooleanQuery } from './user-routes';
 import type { UserService } from './user-service';
@@ -102,7 +102,7 @@ export function createUserReadHandler(deps: {
         const isStaff = parseBooleanQuery(route.query.is_staff, 'is_staff');
         const { count, results } = await deps.users.list(viewerOf(auth), page, isStaff);
         const info = {
-          origin: requestOrigin(req.headers, deps.publicUrl),
+          origin: linkOrigin(deps.publicUrl),
           path: '/api/users/',
           query: route.query,
         };
