@@ -40,7 +40,7 @@ export {
 } from './cluster';
 export { decodeBody } from './body-decoding';
 export type { EncodedBody, DecodeLimits } from './body-decoding';
-export { setCorsHeaders, corsMiddleware } from './cors';
+export { publicCorsHeaders, setCorsHeaders, corsMiddleware } from './cors';
 export { bearerToken } from './bearer';
 export { clientIp, normaliseIp } from './client-ip';
 export type { ClientIpOptions } from './client-ip';
