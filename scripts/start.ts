@@ -127,6 +127,8 @@ async function main() {
   const env = {
     ...process.env,
     SETT_PUBLIC_URL: process.env.SETT_PUBLIC_URL ?? `http://${edgeHost}:${config.ports.edge}`,
+    // The edge appends the address it saw to X-Forwarded-For: one trusted hop (docs/hardening.md).
+    TRUSTED_PROXY_HOPS: process.env.TRUSTED_PROXY_HOPS ?? '1',
     KAFKA_BROKERS: brokers,
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: config.redisUrl,

@@ -142,8 +142,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     nodeEnv,
     /** The in-process project token cache of capture, decide and ingestion (@sett/cache's resolver). */
     tokenCache: { ttlMs: tokenCacheTtlMs },
-    /** Proxies in front of capture and decide that append to X-Forwarded-For; 0 = take its first
-     * entry, as PostHog does (@sett/http clientIp). */
+    /** Proxies in front of capture, decide and management that append to X-Forwarded-For; 0 =
+     * none: the header is ignored and the socket's peer is the client (@sett/http clientIp). */
     trustedProxyHops: int(env, 'TRUSTED_PROXY_HOPS', 0, 0, 20),
     host: read(env, 'HOST') ?? '127.0.0.1',
     ports: {

@@ -21,7 +21,7 @@ let h: Harness;
 let project: Project;
 
 beforeAll(async () => {
-  h = await startHarness({ geoip: await openGeoIp() });
+  h = await startHarness({ geoip: await openGeoIp(), config: { trustedProxyHops: 1 } });
   project = await createProject(h);
   await insertFlag(h.pool, project.teamId, {
     key: 'everyone',
@@ -608,11 +608,14 @@ describe('GeoIP', () => {
   const ask = (extra: Record<string, unknown>, headers: Record<string, string> = {}) =>
     post(h.url, '/decide/?v=4', { api_key: p.token, distinct_id: 'geo', ...extra }, headers);
 
-  it('fills $geoip_* from the first X-Forwarded-For address', async () => {
-    expect(
-      (await ask({}, { 'x-forwarded-for': '81.2.69.142, 10.0.0.1' })).body.flags['uk-only'].enabled,
-    ).toBe(true);
-    expect((await ask({}, { 'x-forwarded-for': '8.8.8.8' })).body.flags['uk-only'].enabled).toBe(false);
+  it('fills $geoip_* from the address the trusted proxy saw, not what the client wrote before it', async () => {
+    // This harness runs with TRUSTED_PROXY_HOPS=1: the last entry is the one the proxy appended.
+    expect((await ask({}, { 'x-forwarded-for': '8.8.8.8, 81.2.69.142' })).body.flags['uk-only'].enabled).toBe(
+      true,
+    );
+    expect((await ask({}, { 'x-forwarded-for': '81.2.69.142, 8.8.8.8' })).body.flags['uk-only'].enabled).toBe(
+      false,
+    );
   });
 
   it('is turned off by geoip_disable and overridden by request person_properties', async () => {
