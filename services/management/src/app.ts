@@ -52,6 +52,8 @@ export interface ManagementConfig {
   memberCountTtlMs?: number;
   /** Request body limit of the JSON parser (default 1 MB). */
   maxBodyBytes?: number;
+  /** Proxies that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); default 0: the socket's peer. */
+  trustedProxyHops?: number;
 }
 
 export interface ManagementDeps {
@@ -74,7 +76,13 @@ export interface ManagementDeps {
 export function createManagementApp(deps: ManagementDeps): RequestListener {
   const { prisma, pool, redis, logger, registry, config } = deps;
   const publicUrl = config.publicUrl;
-  const authenticator = createKeyAuthenticator({ pool, prisma, logger, ttlMs: config.authCacheTtlMs });
+  const authenticator = createKeyAuthenticator({
+    pool,
+    prisma,
+    logger,
+    ttlMs: config.authCacheTtlMs,
+    clientIp: { trustedProxyHops: config.trustedProxyHops ?? 0 },
+  });
   const limiter = createRedisRateLimiter({
     redis,
     perKeyPerMinute: config.rateLimitPerMinute,

@@ -63,6 +63,7 @@ async function main() {
       rateLimitPerMinute: config.management.rateLimitPerMinute,
       userRateLimitPerMinute: config.management.userRateLimitPerMinute,
       publicUrl: config.management.publicUrl,
+      trustedProxyHops: config.trustedProxyHops,
     },
   });
   await startService({

@@ -17,7 +17,7 @@ import {
   RateLimitedError,
   bearerToken,
 } from '@sett/http';
-import { decryptFlagPayload, hashProjectSecretKey } from '@sett/keys';
+import { decryptFlagPayload } from '@sett/keys';
 import { requireScope } from '../auth/auth-context';
 import type { KeyAuthenticator } from '../auth/auth-middleware';
 import { CURRENT_PROJECT, resolveReadableProjectId } from '../projects/project-access';
@@ -49,18 +49,16 @@ export function remoteConfigRoutes(deps: RemoteConfigRouteDeps): Router {
 
   /** The project of a secret key, which must be the one the path and token name. */
   async function projectOfSecretKey(
+    req: Request,
     key: string,
     projectIdParam: string,
     token: string | undefined,
   ): Promise<number> {
     if (!SECRET_KEY_RE.test(key))
       throw new AuthenticationError('Secret API key is malformed.', 'authentication_failed');
-    const hash = hashProjectSecretKey(key);
-    const team = await prisma.team.findFirst({
-      where: { OR: [{ secretApiTokenHash: hash }, { secretApiTokenBackupHash: hash }] },
-      select: { id: true, apiToken: true },
-    });
-    if (!team) throw new AuthenticationError('Secret API key is invalid.', 'authentication_failed');
+    // Remembered for a few seconds, and throttled per client like personal keys (auth-middleware).
+    const found = await deps.authenticator.authenticateSecretKey(req, key);
+    const team = { id: found.teamId, apiToken: found.apiToken };
     await take({ key: `secret:${team.id}` });
     if (projectIdParam !== CURRENT_PROJECT && parseIntId(projectIdParam) !== team.id)
       throw new NotFoundError('Project not found.');
@@ -73,7 +71,7 @@ export function remoteConfigRoutes(deps: RemoteConfigRouteDeps): Router {
   }
 
   async function projectOfPersonalKey(req: Request, projectIdParam: string, token: string | undefined) {
-    const auth = await deps.authenticator.authenticate(req.headers.authorization);
+    const auth = await deps.authenticator.authenticate(req);
     await take({ key: auth.keyId, user: auth.userId });
     requireScope(auth, 'feature_flag:read');
     if (projectIdParam === CURRENT_PROJECT && token !== undefined) {
@@ -96,7 +94,7 @@ export function remoteConfigRoutes(deps: RemoteConfigRouteDeps): Router {
     const token = typeof req.query.token === 'string' && req.query.token !== '' ? req.query.token : undefined;
     const bearer = bearerToken(req.headers.authorization);
     const teamId = bearer?.startsWith('phs_')
-      ? await projectOfSecretKey(bearer, projectIdParam, token)
+      ? await projectOfSecretKey(req, bearer, projectIdParam, token)
       : await projectOfPersonalKey(req, projectIdParam, token);
 
     const flagParam = String(req.params.flag);

@@ -116,6 +116,7 @@ export function projectRoutes({
     requireScope(auth, 'project:write');
     const team = await resolveProject(prisma, auth, req.params.projectId);
     const rotated = await projects.rotateSecretToken(team, auth.userId);
+    onProjectsChanged?.(); // remembered secret keys (auth-middleware) must not outlive a rotation
     res.json(projectJson(rotated.team, rotated.secretApiToken));
   });
 
@@ -123,7 +124,9 @@ export function projectRoutes({
     const auth = authOf(res);
     requireScope(auth, 'project:write');
     const team = await resolveProject(prisma, auth, req.params.projectId);
-    res.json(projectJson(await projects.deleteSecretTokenBackup(team, auth.userId)));
+    const updated = await projects.deleteSecretTokenBackup(team, auth.userId);
+    onProjectsChanged?.(); // the backup key must stop working at once
+    res.json(projectJson(updated));
   });
 
   return router;

@@ -90,7 +90,7 @@ export function createUserReadHandler(deps: {
 }) {
   return async (req: IncomingMessage, res: ServerResponse, route: UserFastRoute): Promise<void> => {
     try {
-      const auth = await deps.authenticator.authenticate(req.headers.authorization);
+      const auth = await deps.authenticator.authenticate(req);
       const decision = await deps.limiter.take({ key: auth.keyId, user: auth.userId });
       if (!decision.ok) throw new RateLimitedError(decision.retryAfterSeconds);
       requireScope(auth, 'user:read');
