@@ -142,6 +142,15 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     nodeEnv,
     /** The in-process project token cache of capture, decide and ingestion (@sett/cache's resolver). */
     tokenCache: { ttlMs: tokenCacheTtlMs },
+    /** Decompressed request bodies (gzip, lz64, base64) one capture or decide process holds at
+     * once; past it 503 with Retry-After before inflating (@sett/http decompression-budget). */
+    decompressionBudgetBytes: int(
+      env,
+      'DECOMPRESSION_BUDGET_BYTES',
+      128 * 1024 * 1024,
+      1024 * 1024,
+      64 * 1024 * 1024 * 1024,
+    ),
     /** Proxies in front of capture, decide and management that append to X-Forwarded-For; 0 =
      * none: the header is ignored and the socket's peer is the client (@sett/http clientIp). */
     trustedProxyHops: int(env, 'TRUSTED_PROXY_HOPS', 0, 0, 20),
@@ -189,8 +198,9 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     },
     capture: {
       maxBodyBytes: int(env, 'CAPTURE_MAX_BODY_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-      /** Decompressed bodies may be at most this many times the wire limit (zip bombs). */
-      maxInflateRatio: int(env, 'CAPTURE_MAX_INFLATE_RATIO', 5, 1, 100),
+      /** Decompressed bodies may be at most this many times the wire limit (zip bombs). 1: no
+       * larger than an uncompressed body may be, as PostHog's capture limits them. */
+      maxInflateRatio: int(env, 'CAPTURE_MAX_INFLATE_RATIO', 1, 1, 100),
       overflowRatePerSecond: num(env, 'CAPTURE_OVERFLOW_RATE', 100, 0),
       overflowBurst: num(env, 'CAPTURE_OVERFLOW_BURST', 1000, 1),
       /** Processes serving capture (node:cluster, sharing the port); "auto" = one per core. */

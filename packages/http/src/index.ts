@@ -40,6 +40,8 @@ export {
 } from './cluster';
 export { decodeBody } from './body-decoding';
 export type { EncodedBody, DecodeLimits } from './body-decoding';
+export { createDecompressionBudget, SMALL_BODY_BYTES } from './decompression-budget';
+export type { DecompressionBudget } from './decompression-budget';
 export { publicCorsHeaders, setCorsHeaders, corsMiddleware } from './cors';
 export { bearerToken } from './bearer';
 export { clientIp, normaliseIp } from './client-ip';

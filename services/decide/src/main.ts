@@ -58,6 +58,7 @@ async function main() {
       // A request waits for Postgres no longer than one statement may run (DECIDE_DATABASE_TIMEOUT_MS).
       postgresBudgetMs: timeouts.statementTimeoutMs,
       trustedProxyHops: config.trustedProxyHops,
+      decompressionBudgetBytes: config.decompressionBudgetBytes,
     },
   });
   const service = await startService({

@@ -69,7 +69,7 @@ export type ImportSummary = {
 };
 
 export const DEFAULT_BATCH_BYTES = 4 * 1024 * 1024;
-/** Every request stays far under capture's 20 MB wire and 100 MB decompressed caps. */
+/** Every request stays under capture's 20 MB wire and (by default) 20 MB decompressed caps. */
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_EVENT_BYTES = 1_000_000;
 

@@ -51,7 +51,7 @@ export interface LocalEvaluationDeps {
   registry: Registry;
   /** How long one request waits for Postgres in total. */
   postgresBudgetMs: number;
-  /** How the client address (the unknown-key limit's key) is read; default: first X-Forwarded-For entry. */
+  /** How the client address (the unknown-key limit's key) is read; default: the socket's peer. */
   clientIp?: ClientIpOptions;
 }
 
