@@ -5,6 +5,7 @@ import {
   cohortClosure,
   cohortIdOf,
   conditionFilters,
+  projectRegexPatterns,
   requiredGroupProperties,
   requiredPersonProperties,
   resolveDependency,
@@ -49,6 +50,8 @@ export interface ProjectFlags {
   usesCohorts: boolean;
   /** Whether any live flag needs static cohort membership (a lookup per request). */
   needsStaticCohorts: boolean;
+  /** The regex values of live flags and cohorts, compiled in turns when the list is loaded. */
+  regexPatterns: unknown[];
 }
 
 type Raw = Record<string, unknown>;
@@ -236,5 +239,6 @@ export function prepareProjectFlags(
     cohorts,
     usesCohorts,
     needsStaticCohorts: prepared.some((p) => p.staticCohorts.length > 0),
+    regexPatterns: projectRegexPatterns(flags, cohorts.values()),
   };
 }
