@@ -1,10 +1,12 @@
 // `pnpm bench regex-limits`: what the largest flag patterns Sett accepts cost the event loop that
 // every project shares (@sett/flags MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM): compiling each kind
 // once (a fresh pattern every time, as when a flag is saved or first evaluated) and matching it
-// against a 1,012-character value, next to refusing a 749 KB pattern. Baseline in the same run:
-// compiling and matching an ordinary pattern (`^[a-z0-9.]+@example\.com$`).
-// Targets: every accepted kind compiles in under 25 ms and matches in under 10 ms (median), and
-// the 749 KB pattern is refused in under 1 ms.
+// against a 1,012-character value, next to refusing a 749 KB pattern. Compiling is timed in CPU
+// time of this process (a busy machine stretches wall time, not that) and in wall time.
+// Baseline in the same run: compiling and matching an ordinary pattern
+// (`^[a-z0-9.]+@example\.com$`).
+// Targets: every accepted kind compiles in under 25 ms of CPU and matches in under 10 ms
+// (medians), and the 749 KB pattern is refused in under 1 ms.
 import { randomUUID } from 'node:crypto';
 import { MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM, matchProperty, regexProblem } from '@sett/flags';
 import { ratioLine } from './lib';
@@ -32,21 +34,29 @@ const KINDS: Record<string, (tag: string) => string> = {
 const ms = (start: bigint) => Number(process.hrtime.bigint() - start) / 1e6;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-function measure(make: (tag: string) => string): { compile: number; match: number } {
+const cpuMs = (start: NodeJS.CpuUsage) => {
+  const d = process.cpuUsage(start);
+  return (d.user + d.system) / 1000;
+};
+
+function measure(make: (tag: string) => string): { compile: number; compileWall: number; match: number } {
   const compile: number[] = [];
+  const compileWall: number[] = [];
   const match: number[] = [];
   for (let i = 0; i < RUNS; i++) {
     const pattern = make(`t${randomUUID().slice(0, 8)}`);
     let t = process.hrtime.bigint();
+    const cpu = process.cpuUsage();
     const problem = regexProblem(pattern);
-    compile.push(ms(t));
+    compile.push(cpuMs(cpu));
+    compileWall.push(ms(t));
     if (problem) throw new Error(`refused: ${problem}`);
     const filter = { key: 'email', type: 'person', operator: 'regex', value: pattern };
     t = process.hrtime.bigint();
     matchProperty(filter, { email: VALUE }, new Date());
     match.push(ms(t));
   }
-  return { compile: median(compile), match: median(match) };
+  return { compile: median(compile), compileWall: median(compileWall), match: median(match) };
 }
 
 export async function run(): Promise<boolean> {
@@ -56,7 +66,10 @@ export async function run(): Promise<boolean> {
   let ok = true;
   for (const [name, make] of Object.entries(KINDS)) {
     const m = measure(make);
-    process.stdout.write(`${ratioLine(`${name}: compile`, m.compile, baseline.compile, 'ms')}\n`);
+    process.stdout.write(`${ratioLine(`${name}: compile (CPU)`, m.compile, baseline.compile, 'ms')}\n`);
+    process.stdout.write(
+      `${ratioLine(`${name}: compile (wall)`, m.compileWall, baseline.compileWall, 'ms')}\n`,
+    );
     process.stdout.write(`${ratioLine(`${name}: match 1,012 chars`, m.match, baseline.match, 'ms')}\n`);
     if (m.compile >= COMPILE_TARGET_MS || m.match >= MATCH_TARGET_MS) ok = false;
   }
@@ -73,7 +86,7 @@ export async function run(): Promise<boolean> {
   process.stdout.write(
     ok
       ? 'ok\n'
-      : `FAILED: targets are compile < ${COMPILE_TARGET_MS} ms, match < ${MATCH_TARGET_MS} ms, refusal < ${REFUSE_TARGET_MS} ms\n`,
+      : `FAILED: targets are compile < ${COMPILE_TARGET_MS} ms of CPU, match < ${MATCH_TARGET_MS} ms, refusal < ${REFUSE_TARGET_MS} ms\n`,
   );
   return ok;
 }
