@@ -18,7 +18,7 @@ import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { loadConfig } from '@sett/config';
 import {
-  createBatchingProducer,
+  createKafkajsProducer,
   createKafka,
   encodeCaptureMessage,
   TOPICS,
@@ -93,7 +93,7 @@ async function kafkaOnly(job: KafkaOnlyJob): Promise<number> {
   const requests = (JSON.parse(fs.readFileSync(job.file, 'utf8')) as Array<Array<[string, string]>>).map(
     (r): ProducerMessage[] => r.map(([key, value]) => ({ key, value: Buffer.from(value) })),
   );
-  const producer = createBatchingProducer({
+  const producer = createKafkajsProducer({
     kafka: createKafka({ brokers: [job.brokers], clientId: 'bench-kafka-only', logLevel: 'warn' }),
     lingerMs: config.kafka.lingerMs,
     maxBatchMessages: config.kafka.batchMaxMessages,

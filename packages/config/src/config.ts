@@ -180,6 +180,10 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       batchMaxMessages: int(env, 'KAFKA_PRODUCER_BATCH_MAX_MESSAGES', 2000, 1, 100000),
       sendTimeoutMs: int(env, 'KAFKA_PRODUCER_SEND_TIMEOUT_MS', 10000, 100, 600000),
       messageMaxBytes: int(env, 'KAFKA_MESSAGE_MAX_BYTES', 1_000_000, 1024, 100 * 1024 * 1024),
+      /** Which client produces: node-rdkafka when it is built (auto), or one forced. */
+      client: oneOf(env, 'KAFKA_CLIENT', 'auto', ['auto', 'node-rdkafka', 'kafkajs']),
+      /** Record batch compression on produce (docs/kafka.md has the measurements behind the default). */
+      compression: oneOf(env, 'KAFKA_PRODUCER_COMPRESSION', 'zstd', ['none', 'gzip', 'lz4', 'zstd']),
       /** SASL and TLS for every producer, consumer and admin client (files read here, once). */
       security: kafkaSecurity(env, options.kafkaClient === true),
     },

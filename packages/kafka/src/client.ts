@@ -3,6 +3,7 @@
 import { Kafka, logLevel, type LogEntry, type RetryOptions } from 'kafkajs';
 import { kafkajsSecurityOptions, type KafkaSecurity } from './security';
 import { silentLogger, type KafkaLogger } from './types';
+import { registerKafkajsCodecs } from './kafkajs-codecs';
 
 export type KafkaClientOptions = {
   brokers: string[];
@@ -34,6 +35,7 @@ const LEVELS = {
 } as const;
 
 export function createKafka(options: KafkaClientOptions): Kafka {
+  registerKafkajsCodecs();
   const logger = options.logger ?? silentLogger;
   if (options.security?.tls?.verify === false) {
     logger.warn(

@@ -6,7 +6,7 @@
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { loadConfig } from '@sett/config';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createBatchingProducer, createKafka, ensureTopics } from '@sett/kafka';
+import { createKafkajsProducer, createKafka, ensureTopics } from '@sett/kafka';
 import { createTestCa, startKafkaProxy, type KafkaProxy, type TestCa } from '../src';
 
 jest.setTimeout(60_000);
@@ -66,7 +66,7 @@ const overTls = (mechanism: string, username: string, password: string) => ({
 });
 
 async function produceOne(kafka: Kafka, value: string): Promise<void> {
-  const producer = createBatchingProducer({ kafka, lingerMs: 0 });
+  const producer = createKafkajsProducer({ kafka, lingerMs: 0 });
   clients.push(producer);
   await producer.connect();
   await producer.send(TOPIC, [{ key: 'k', value }]);

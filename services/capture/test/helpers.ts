@@ -9,7 +9,7 @@ import { loadConfig } from '@sett/config';
 import { createSilentLogger } from '@sett/logger';
 import { createMetricsRegistry, startService } from '@sett/http';
 import {
-  createBatchingProducer,
+  createKafkajsProducer,
   createKafka,
   decodeCaptureMessage,
   TOPICS,
@@ -115,7 +115,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   });
   const logger = createSilentLogger();
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'capture-test', logLevel: 'error' });
-  const producer = createBatchingProducer({
+  const producer = createKafkajsProducer({
     kafka,
     lingerMs: 5,
     sendTimeoutMs: opts.sendTimeoutMs ?? 5000,

@@ -10,7 +10,7 @@ import { writeGroupTypes, type Redis } from '@sett/cache';
 import { prom } from '@sett/http';
 import {
   TOPICS,
-  createBatchingProducer,
+  createKafkajsProducer,
   createConsumerRunner,
   createDeadLetterMessage,
   encodeDeadLetterMessage,
@@ -88,7 +88,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     topics: plans.flatMap((p) => p.topics),
     groups: plans.map((p) => p.groupId),
   });
-  const producer = createBatchingProducer({ kafka: deps.kafka, lingerMs: 5, logger });
+  const producer = createKafkajsProducer({ kafka: deps.kafka, lingerMs: 5, logger });
   const teams = createTeamResolver({
     pool: deps.pool,
     redis: deps.redis,

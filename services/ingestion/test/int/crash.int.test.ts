@@ -12,7 +12,7 @@ import { createPgPool } from '@sett/db';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
 import type { Pool } from 'pg';
 import { captureMessage, createTeam, personState, setupEnv, startWorker, waitFor, type Env } from './helpers';
-import { createBatchingProducer, encodeCaptureMessage, TOPICS, type CaptureMessage } from '@sett/kafka';
+import { createKafkajsProducer, encodeCaptureMessage, TOPICS, type CaptureMessage } from '@sett/kafka';
 
 jest.setTimeout(120_000);
 
@@ -124,7 +124,7 @@ it('SIGKILL in the middle, restart: exactly N events and the same persons as an 
   const messages = workload();
   const N = messages.length;
   // Small produce requests make many small batches: many commit points to die between.
-  const producer = createBatchingProducer({ kafka: env.kafka, lingerMs: 1, maxBatchMessages: 40 });
+  const producer = createKafkajsProducer({ kafka: env.kafka, lingerMs: 1, maxBatchMessages: 40 });
   await producer.connect();
   for (let i = 0; i < N; i += 40) {
     await producer.send(

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import {
   TOPICS,
-  createBatchingProducer,
+  createKafkajsProducer,
   createKafka,
   encodeCaptureMessage,
   type BatchingProducer,
@@ -49,7 +49,7 @@ export async function setupEnv(partitions = 4): Promise<Env> {
   const keyPrefix = `${uniqueName('ing')}:`;
   const redis = createRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix });
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'ingestion-test', logLevel: 'error' });
-  const producer = createBatchingProducer({ kafka, lingerMs: 5, maxBatchMessages: 2000 });
+  const producer = createKafkajsProducer({ kafka, lingerMs: 5, maxBatchMessages: 2000 });
   await producer.connect();
   return {
     broker,
