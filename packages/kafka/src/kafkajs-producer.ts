@@ -40,7 +40,7 @@ export type KafkajsProducerStats = ProducerStats & {
   requestsFailed: number;
 };
 
-export type KafkajsProducer = BatchingProducer & {
+export type KafkajsProducer = Omit<BatchingProducer, 'stats'> & {
   stats(): KafkajsProducerStats;
   /** The underlying kafkajs producer, for instrumentation events (producer.events.REQUEST). */
   producer: Producer;
