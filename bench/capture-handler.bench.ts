@@ -20,7 +20,7 @@ import { ratioLine } from './lib';
 // prom-client as capture resolves it (the workspace root does not depend on it).
 const { Registry } = createRequire(path.join(__dirname, '../services/capture/package.json'))(
   'prom-client',
-) as typeof import('prom-client');
+) as { Registry: new () => Parameters<typeof createCaptureMetrics>[0] };
 
 const BATCH_SIZE = 100;
 const BODIES = 64;
