@@ -22,7 +22,7 @@ const WARNINGS = [
   'sent_at_invalid',
   'now_invalid',
 ] as const satisfies readonly IngestionWarning[];
-/** The batch stages that are retried (kafka/batch-handler.ts untilDone). */
+/** The batch stages that are retried (pipeline/retry.ts, called from pipeline/run-batch.ts). */
 export const RETRY_STAGES = ['resolve_team', 'team_settings', 'postgres', 'dead_letter'] as const;
 
 export function createIngestionMetrics(

@@ -20,7 +20,8 @@ import {
 } from '@sett/kafka';
 import { noGeoIp, type GeoIp } from '@sett/geoip';
 import type { Logger } from '@sett/logger';
-import { RetryHealth, createBatchHandler, type DeadLetter } from './kafka/batch-handler';
+import { createBatchRunner, type DeadLetter } from './pipeline/run-batch';
+import { RetryHealth } from './pipeline/retry';
 import { GROUP_IDS, consumerPlans, type ConsumerPlan } from './kafka/consumers';
 import { createIngestionMetrics } from './metrics';
 import type { WriteBatchResult } from './pipeline/write-batch';
@@ -130,7 +131,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     }
   };
 
-  const handleBatch = createBatchHandler({
+  const handleBatch = createBatchRunner({
     pool: deps.pool,
     teams,
     sendDeadLetters,
