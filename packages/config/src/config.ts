@@ -215,6 +215,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       geoipEnabled: oneOf(env, 'INGESTION_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
       /** The same City database decide reads (DECIDE_GEOIP_DATABASE_PATH), or the bundled one. */
       geoipDatabasePath: read(env, 'DECIDE_GEOIP_DATABASE_PATH'),
+      /** The consumer watchdog: lag and no batch progress for this long replaces the consumer (0 = off). */
+      stallTimeoutMs: int(env, 'INGESTION_STALL_TIMEOUT_MS', 120_000, 0, 3_600_000),
     },
     decide: {
       flagCacheTtlMs: int(env, 'DECIDE_FLAG_CACHE_TTL_MS', 2_000, 0, 600_000),

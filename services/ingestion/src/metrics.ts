@@ -80,6 +80,18 @@ export function createIngestionMetrics(
       labelNames: ['group'],
       registers,
     }),
+    consumerStalls: new prom.Counter({
+      name: 'sett_ingestion_consumer_stalls_total',
+      help: 'Kafka consumers replaced by the watchdog: lag on their partitions and no batch progress for INGESTION_STALL_TIMEOUT_MS',
+      labelNames: ['group'],
+      registers,
+    }),
+    offsetResets: new prom.Counter({
+      name: 'sett_ingestion_offset_resets_total',
+      help: 'Committed offsets no longer on the broker, reset to the earliest offset: the messages in between were lost',
+      labelNames: ['group', 'topic'],
+      registers,
+    }),
     warnings: new prom.Counter({
       name: 'sett_ingestion_warnings_total',
       help: 'Events ingested with a warning, by type',
