@@ -106,20 +106,20 @@ it('counts and logs an offset reset: the committed offset is past what the broke
   await setter.disconnect();
 
   const logger = recordingLogger();
-  let worker: IngestionWorker | undefined;
+  const ref: { worker?: IngestionWorker } = {};
   const kafka = createKafka({
     brokers: env.broker.brokers,
     clientId: 'reset-test',
     logger,
     logLevel: 'error',
-    onOffsetReset: (info) => worker?.noteOffsetReset(info),
+    onOffsetReset: (info) => ref.worker?.noteOffsetReset(info),
   });
   const running = startWorker(env, {
     kafka,
     config: { topics: ['main'] },
     groupIds: { live: group, historical: 'reset-historical' },
   });
-  worker = running.worker;
+  ref.worker = running.worker;
   cleanup.push(() => running.worker.stop());
   await running.worker.start();
 
