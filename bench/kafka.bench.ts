@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import {
   createKafka,
   createKafkajsProducer,
+  createProducer,
   createRdkafkaProducer,
   encodeCaptureMessage,
   loadRdkafka,
@@ -35,7 +36,14 @@ const CALLERS = 50;
 const PER_CALL = 100;
 const TOPIC = 'events_plugin_ingestion';
 
-type Candidate = 'kafkajs-raw' | 'sett-kafkajs' | 'rdkafka-raw' | 'sett-rdkafka';
+type Candidate =
+  | 'kafkajs-raw'
+  | 'sett-kafkajs'
+  | 'rdkafka-raw'
+  | 'sett-rdkafka'
+  | 'import-retention'
+  | 'consume-kafkajs'
+  | 'consume-rdkafka';
 type Job = { candidate: Candidate; brokers: string; compression: KafkaCompression; inFlight?: number };
 type Result = {
   messages: number;
@@ -63,12 +71,8 @@ function messages(count: number, offset: number): ProducerMessage[] {
       properties: {
         $current_url: `https://app.example.com/docs/page-${n % 97}?ref=${n % 17}`,
         $browser: ['Chrome', 'Firefox', 'Safari', 'Edge'][n % 4],
-        $browser_version: 120 + (n % 8),
         $os: n % 2 ? 'Mac OS X' : 'Windows',
-        $screen_width: 1440,
-        $screen_height: 900,
         $lib: 'web',
-        $lib_version: '1.200.0',
         $session_id: `01900000-0000-7000-8000-${String(n % 1000).padStart(12, '0')}`,
       },
       timestamp: new Date(Date.now() - (n % 60) * 1000).toISOString(),
@@ -85,9 +89,13 @@ function mainThreadCpuUs(): number {
   return (Number(fields[11]) + Number(fields[12])) * 10_000;
 }
 
-async function measure(run: (batch: ProducerMessage[]) => Promise<void>, wire: () => number | null) {
-  await run(messages(WARMUP, 10_000_000));
-  const batch = messages(MESSAGES, 0);
+async function measure(
+  run: (batch: ProducerMessage[]) => Promise<void>,
+  wire: () => number | null,
+  warmUp = true,
+) {
+  if (warmUp) await run(messages(WARMUP, 10_000_000));
+  const batch = warmUp ? messages(MESSAGES, 0) : [];
   const wireBefore = wire();
   const cpu0 = process.cpuUsage();
   const main0 = mainThreadCpuUs();
@@ -106,19 +114,151 @@ async function measure(run: (batch: ProducerMessage[]) => Promise<void>, wire: (
 }
 
 /** 50 callers, each handing over 100 messages and waiting for them, until all are sent. */
-async function callers(producer: BatchingProducer, batch: ProducerMessage[]): Promise<void> {
+async function callers(producer: BatchingProducer, batch: ProducerMessage[], topic = TOPIC): Promise<void> {
   let next = 0;
   await Promise.all(
     Array.from({ length: CALLERS }, async () => {
       while (next < batch.length) {
         const slice = batch.slice(next, (next += PER_CALL));
-        await producer.send(TOPIC, slice);
+        await producer.send(topic, slice);
       }
     }),
   );
 }
 
+/**
+ * A 1M-event `sett import` as the dev broker sees it: 4 lanes sending 10,000 events at a time
+ * (the import's 4 MB requests) to the historical topic through the shipped producer; then the
+ * log start of every partition: above 0 means the broker dropped acknowledged events.
+ */
+async function importRetention(job: Job): Promise<Result & { dropped: number; partitions: number }> {
+  const producer = createProducer({
+    brokers: job.brokers.split(','),
+    clientId: 'bench-retention',
+    compression: job.compression,
+    lingerMs: 1,
+  });
+  await producer.connect();
+  let next = 0;
+  const total = 1_000_000;
+  const t0 = process.hrtime.bigint();
+  await Promise.all(
+    Array.from({ length: 4 }, async () => {
+      while (next < total) {
+        const start = next;
+        next += 10_000;
+        await producer.send('events_plugin_ingestion_historical', messages(10_000, start));
+      }
+    }),
+  );
+  const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
+  await producer.disconnect();
+  const admin = createKafka({
+    brokers: job.brokers.split(','),
+    clientId: 'bench-retention',
+    logLevel: 'nothing',
+  }).admin();
+  await admin.connect();
+  const offsets = await admin.fetchTopicOffsets('events_plugin_ingestion_historical');
+  await admin.disconnect();
+  const dropped = offsets.reduce((n, o) => n + Number(o.low), 0);
+  const stored = offsets.reduce((n, o) => n + Number(o.high) - Number(o.low), 0);
+  return {
+    messages: stored,
+    seconds,
+    cpuMainUs: 0,
+    cpuTotalUs: 0,
+    wireBytes: null,
+    dropped,
+    partitions: offsets.length,
+  };
+}
+
+type RdkafkaConsumer = {
+  connect(opts: object, cb: (e: Error | null) => void): void;
+  subscribe(topics: string[]): void;
+  consume(n: number, cb: (e: Error | null, messages: unknown[]) => void): void;
+  disconnect(cb: () => void): void;
+};
+
+/**
+ * Consuming: the topic `consume-<codec>` is filled first (200k messages, node-rdkafka, that
+ * codec), then read from the start by a fresh group, timed until every message was handed over:
+ * kafkajs's eachBatch (what ingestion runs) or node-rdkafka's KafkaConsumer.consume(1000).
+ */
+async function consume(job: Job): Promise<Result> {
+  const topic = `consume-${job.compression}`;
+  const brokers = job.brokers.split(',');
+  const fill = createRdkafkaProducer({
+    brokers,
+    clientId: 'bench-fill',
+    compression: job.compression,
+    lingerMs: 5,
+  });
+  await fill.connect();
+  await callers(fill, messages(MESSAGES, 0), topic);
+  await fill.disconnect();
+  const groupId = `bench-${job.candidate}-${Date.now()}`;
+  if (job.candidate === 'consume-kafkajs') {
+    const kafka = createKafka({ brokers, clientId: 'bench-consume', logLevel: 'nothing' });
+    const consumer = kafka.consumer({
+      groupId,
+      sessionTimeout: 3000,
+      heartbeatInterval: 300,
+      maxWaitTimeInMs: 200,
+      maxBytesPerPartition: 10 * 1024 * 1024,
+    });
+    await consumer.connect();
+    await consumer.subscribe({ topics: [topic], fromBeginning: true });
+    let seen = 0;
+    let done: () => void = () => undefined;
+    const all = new Promise<void>((resolve) => (done = resolve));
+    let started: Promise<void> | undefined;
+    const result = measure(
+      async () => {
+        started ??= consumer.run({
+          partitionsConsumedConcurrently: 4,
+          eachBatch: async ({ batch }) => {
+            seen += batch.messages.length;
+            if (seen >= MESSAGES) done();
+          },
+        });
+        await all;
+      },
+      () => null,
+      false,
+    );
+    const r = await result;
+    await consumer.disconnect();
+    return r;
+  }
+  const Kafka = (
+    loadRdkafka() as unknown as { module: { KafkaConsumer: new (c: object, t: object) => RdkafkaConsumer } }
+  ).module;
+  const consumer = new Kafka.KafkaConsumer(
+    { 'metadata.broker.list': job.brokers, 'group.id': groupId, 'enable.auto.commit': false },
+    { 'auto.offset.reset': 'earliest' },
+  );
+  await new Promise<void>((resolve, reject) => consumer.connect({}, (e) => (e ? reject(e) : resolve())));
+  consumer.subscribe([topic]);
+  const r = await measure(
+    async () => {
+      let seen = 0;
+      while (seen < MESSAGES)
+        seen += await new Promise<number>((resolve, reject) =>
+          consumer.consume(1000, (e, batch) => (e ? reject(e) : resolve(batch.length))),
+        );
+    },
+    () => null,
+    false,
+  );
+  await new Promise<void>((resolve) => consumer.disconnect(() => resolve()));
+  return r;
+}
+
 async function role(job: Job): Promise<Result> {
+  if (job.candidate === 'import-retention') return importRetention(job);
+  if (job.candidate === 'consume-kafkajs' || job.candidate === 'consume-rdkafka') return consume(job);
   const brokers = job.brokers.split(',');
   if (job.candidate === 'kafkajs-raw' || job.candidate === 'sett-kafkajs') {
     const kafka = createKafka({ brokers, clientId: 'bench-kafka', logLevel: 'error' });
@@ -282,7 +422,10 @@ function printTable(title: string, rows: Row[]): void {
 }
 
 export async function run(): Promise<boolean> {
-  const broker = await startDevBroker({ partitions: 16 });
+  const broker = await startDevBroker({
+    partitions: 16,
+    topics: { 'consume-none': 16, 'consume-lz4': 16, 'consume-zstd': 16 },
+  });
   const rdkafka = !('error' in loadRdkafka());
   try {
     const sample = messages(1000, 0);
@@ -315,7 +458,32 @@ export async function run(): Promise<boolean> {
       for (const row of codecs) row.result = await runRole(row.job);
       printTable('Compression (node-rdkafka raw; bytes from librdkafka statistics):', codecs);
     }
-    return true;
+
+    if (rdkafka) {
+      const consumers: Row[] = [
+        { label: 'kafkajs eachBatch, none', job: job('consume-kafkajs', 'none') },
+        { label: 'kafkajs eachBatch, lz4 (lz4js)', job: job('consume-kafkajs', 'lz4') },
+        { label: 'kafkajs eachBatch, zstd (fzstd)', job: job('consume-kafkajs', 'zstd') },
+        { label: 'node-rdkafka consume(1000), zstd', job: job('consume-rdkafka', 'zstd') },
+      ];
+      for (const row of consumers) row.result = await runRole(row.job);
+      printTable('Consuming 200k messages from the start (a fresh group, 16 partitions):', consumers);
+    }
+
+    // The dev broker keeps ~5 MB and 100,000 record batches per partition (librdkafka's mock
+    // has no setting for it): what a 1M-event import leaves of itself there.
+    const retention = (await runRole({
+      candidate: 'import-retention',
+      brokers: broker.bootstrap,
+      compression: 'zstd',
+    })) as Result & {
+      dropped: number;
+      partitions: number;
+    };
+    process.stdout.write(
+      `\n1,000,000-event import to the historical topic (${retention.partitions} partitions, zstd, the shipped client): ${fmt(retention.messages)} kept, ${fmt(retention.dropped)} dropped by the dev broker's retention, ${fmt(1_000_000 / retention.seconds)} msgs/s\n`,
+    );
+    return retention.dropped === 0;
   } finally {
     await broker.stop();
   }
