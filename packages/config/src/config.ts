@@ -183,7 +183,7 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       /** Which client produces: node-rdkafka when it is built (auto), or one forced. */
       client: oneOf(env, 'KAFKA_CLIENT', 'auto', ['auto', 'node-rdkafka', 'kafkajs']),
       /** Record batch compression on produce (docs/kafka.md has the measurements behind the default). */
-      compression: oneOf(env, 'KAFKA_PRODUCER_COMPRESSION', 'zstd', ['none', 'gzip', 'lz4', 'zstd']),
+      compression: oneOf(env, 'KAFKA_PRODUCER_COMPRESSION', 'lz4', ['none', 'gzip', 'lz4', 'zstd']),
       /** SASL and TLS for every producer, consumer and admin client (files read here, once). */
       security: kafkaSecurity(env, options.kafkaClient === true),
     },

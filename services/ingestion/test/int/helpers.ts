@@ -50,13 +50,13 @@ export async function setupEnv(partitions = 4): Promise<Env> {
   const redis = createRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix });
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'ingestion-test', logLevel: 'error' });
   // Input is produced as capture produces it: the shipped client (node-rdkafka when built) with
-  // the default compression, so the kafkajs consumer reads zstd batches.
+  // the default compression, so the kafkajs consumer reads lz4 batches.
   const producer = createProducer({
     brokers: broker.brokers,
     clientId: 'ingestion-test',
     lingerMs: 5,
     maxBatchMessages: 2000,
-    compression: 'zstd',
+    compression: 'lz4',
   });
   await producer.connect();
   return {
