@@ -12,7 +12,7 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { createLogger } from '@sett/logger';
 import type { TokenResolver } from '@sett/cache';
-import { createCaptureHandler } from '../services/capture/src/capture/capture-routes';
+import { createCaptureHandler } from '../services/capture/src/capture/capture-handler';
 import { createCaptureMetrics } from '../services/capture/src/capture/capture-metrics';
 import { createKeyLimiter } from '../services/capture/src/routing/token-bucket';
 import { ratioLine } from './lib';
@@ -93,7 +93,8 @@ export async function run(): Promise<boolean> {
 
   const events = BODIES * BATCH_SIZE * ROUNDS;
   const handle = async () => {
-    for (let r = 0; r < ROUNDS; r++) for (const b of bodies) await handler(request(b), response(), '/batch');
+    for (let r = 0; r < ROUNDS; r++)
+      for (const b of bodies) await handler(request(b), response(), { engage: false });
   };
   const parse = async () => {
     for (let r = 0; r < ROUNDS; r++)
