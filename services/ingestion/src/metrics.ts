@@ -130,7 +130,12 @@ export function createIngestionMetrics(
   }
   for (const reason of DROP_REASONS) metrics.drops.inc({ reason }, 0);
   for (const stage of RETRY_STAGES) metrics.retries.inc({ stage }, 0);
-  for (const group of known.groups) metrics.consumerRestarts.inc({ group }, 0);
+  for (const group of known.groups) {
+    metrics.consumerRestarts.inc({ group }, 0);
+    metrics.consumerStalls.inc({ group }, 0);
+    // At 0 from the start, so the alert's increase() sees the first reset.
+    for (const topic of known.topics) metrics.offsetResets.inc({ group, topic }, 0);
+  }
   for (const type of WARNINGS) metrics.warnings.inc({ type }, 0);
   return metrics;
 }

@@ -93,7 +93,9 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
     if (steps && results.length > 0)
       await steps
         .afterWrite(events)
-        .catch((error: Error) => runner.logger.warn('could not set ingested_event', { error: error.message }));
+        .catch((error: Error) =>
+          runner.logger.warn('could not set ingested_event', { error: error.message }),
+        );
     await finish(runner, batch, triage, events, results, started);
   };
 }
