@@ -28,7 +28,7 @@ import {
 import { startDevBroker, type DevBroker } from '@sett/devstack';
 import {
   TOPICS,
-  createBatchingProducer,
+  createKafkajsProducer,
   createKafka,
   encodeCaptureMessage,
   partitionForKey,
@@ -199,7 +199,7 @@ async function freshDatabase(label: string): Promise<{ url: string; drop(): Prom
 
 async function prefill(broker: DevBroker, messages: CaptureMessage[]) {
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'bench-prefill', logLevel: 'error' });
-  const producer = createBatchingProducer({
+  const producer = createKafkajsProducer({
     kafka,
     lingerMs: 20,
     maxBatchMessages: 5_000,

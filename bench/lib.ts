@@ -162,6 +162,13 @@ export async function startCapture(
       REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
+      // SETT_CAPTURE_CPU_PROFILE_DIR profiles capture alone (bench/cpu-profile-preload.mjs).
+      ...(process.env.SETT_CAPTURE_CPU_PROFILE_DIR
+        ? {
+            NODE_OPTIONS: `--import ${path.join(__dirname, 'cpu-profile-preload.mjs')}`,
+            SETT_CPU_PROFILE_DIR: process.env.SETT_CAPTURE_CPU_PROFILE_DIR,
+          }
+        : {}),
       ...env,
     },
     /"capture ready"/,

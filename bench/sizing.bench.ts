@@ -20,7 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { createRedis, redisKeys } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { startDevBroker } from '@sett/devstack';
-import { createBatchingProducer, createKafka, TOPICS } from '@sett/kafka';
+import { createKafkajsProducer, createKafka, TOPICS } from '@sett/kafka';
 import { bodyMaker, prepareDatabase, seed } from './decide.bench';
 import { fmt, freePort, insertBenchProject, load, startCapture, startChild, startDecide } from './lib';
 
@@ -185,7 +185,7 @@ async function measureIngestion(
     );
     const target = Number(before[0]!.n) + events;
     const kafka = createKafka({ brokers: [broker.bootstrap], clientId: 'sizing', logLevel: 'nothing' });
-    const producer = createBatchingProducer({ kafka, lingerMs: 5, maxBatchMessages: 2000 });
+    const producer = createKafkajsProducer({ kafka, lingerMs: 5, maxBatchMessages: 2000 });
     await producer.connect();
     const ips = ['81.2.69.142', '8.8.8.8', '1.1.1.1', '203.0.113.9', '2.125.160.216'];
     const backendPids = async () =>

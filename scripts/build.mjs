@@ -205,9 +205,15 @@ async function bundle() {
 /**
  * Files left out of the runtime tree: Prisma ships its engines for every database it supports,
  * and Sett uses only PostgreSQL; source maps and type declarations of Prisma are not needed to run.
- * (posthog-js keeps its maps: decide serves them.)
+ * (posthog-js keeps its maps: decide serves them.) node-rdkafka needs only its compiled addon
+ * (build/Release/*.node) and lib/: its bundled librdkafka sources (deps/, built against the
+ * system's librdkafka instead) and the compiler's object files stay behind.
  */
 function pruned(name, file) {
+  if (name === 'node-rdkafka')
+    return /\/node-rdkafka\/(deps|src|e2e|bench|examples|test|ci)(\/|$)|\/build\/(Release\/obj\.target|deps)(\/|$)|\/build\/Release\/\.deps(\/|$)/.test(
+      file,
+    );
   if (name !== 'prisma' && name !== '@prisma/client') return false;
   const base = path.basename(file);
   return /\.(mysql|sqlite|sqlserver|cockroachdb)\./.test(base) || /\.(map|d\.ts|d\.mts)$/.test(base);

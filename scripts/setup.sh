@@ -36,6 +36,13 @@ export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 source scripts/setup-pnpm.sh
 ensure_pnpm "$(node -p "require('./package.json').packageManager.split('@')[1]")" || exit 1
 
+# --- librdkafka (node-rdkafka, Sett's Kafka producer, compiles against it at install) ----------
+if [ ! -f /usr/include/librdkafka/rdkafka.h ] || ! command -v g++ >/dev/null || ! command -v make >/dev/null; then
+  log "installing librdkafka-dev and a compiler from Debian's packages (node-rdkafka, the development broker)"
+  apt_install librdkafka-dev pkg-config gcc g++ make libc6-dev \
+    || log "could not install librdkafka-dev: node-rdkafka will not build and Kafka falls back to kafkajs (slower)"
+fi
+
 # --- dependencies ------------------------------------------------------------------------------
 stamp=node_modules/.sett-install-stamp
 if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
@@ -45,6 +52,15 @@ if [ ! -f "$stamp" ] || [ pnpm-lock.yaml -nt "$stamp" ] || [ package.json -nt "$
 elif [ ! -d packages/db/src/generated/prisma ]; then
   node scripts/prisma-generate.js
 fi
+# node-rdkafka is optional: pnpm carries on when its build fails (no librdkafka at the time, say).
+# Build it again once what it needs is there; if it still cannot load, say so: the services then
+# produce with kafkajs and log that they fell back.
+rdkafka_loads() { (cd packages/kafka && node -e "require('node-rdkafka')" >/dev/null 2>&1); }
+if ! rdkafka_loads && [ -f /usr/include/librdkafka/rdkafka.h ]; then
+  log "building node-rdkafka against the system librdkafka"
+  pnpm rebuild node-rdkafka --reporter=silent >/dev/null 2>&1 || true
+fi
+rdkafka_loads || log "node-rdkafka is not built: capture and ingestion will produce with kafkajs (see docs/kafka.md)"
 
 # --- Postgres and Redis ------------------------------------------------------------------------
 hostport() { node -e 'const u=new URL(process.argv[1]);console.log(u.hostname+" "+(u.port||process.argv[2]))' "$1" "$2"; }

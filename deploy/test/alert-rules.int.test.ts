@@ -4,7 +4,7 @@
 // from and the alert never fires on a process's first dead letter.
 import type { ChildProcess } from 'node:child_process';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createBatchingProducer, createKafka, TOPICS } from '@sett/kafka';
+import { createKafkajsProducer, createKafka, TOPICS } from '@sett/kafka';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
 import {
   parseScrape,
@@ -53,7 +53,7 @@ it('SettIngestionDeadLetters fires on the first dead letter of a fresh process, 
   expect(before.get(DEAD)).toBe(0);
 
   const kafka = createKafka({ brokers: [broker.bootstrap], clientId: 'alerts-test', logLevel: 'nothing' });
-  const producer = createBatchingProducer({ kafka, lingerMs: 1 });
+  const producer = createKafkajsProducer({ kafka, lingerMs: 1 });
   await producer.connect();
   await producer.send(TOPICS.main, [{ key: 'phc_x:d', value: Buffer.from('{"not": "a capture message"') }]);
   await producer.disconnect();

@@ -58,6 +58,7 @@ it('ingestion: dead letters, events, drops, retries, warnings and restarts at 0 
       heartbeatIntervalMs: 300,
       maxWaitTimeMs: 200,
       partitionsConcurrently: 1,
+      stallTimeoutMs: 120_000,
     },
   });
   const all = await counters(registry);

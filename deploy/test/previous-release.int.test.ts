@@ -16,7 +16,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { localMigrations } from '@sett/db';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createBatchingProducer, createKafka, TOPICS } from '@sett/kafka';
+import { createKafkajsProducer, createKafka, TOPICS } from '@sett/kafka';
 import { generatePersonalApiKey, hashPersonalApiKey, maskKey } from '@sett/keys';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
 import { spawnService, waitFor } from './promtool';
@@ -144,7 +144,7 @@ it("the previous release's ingestion and management work on the newest schema", 
     clientId: 'previous-release',
     logLevel: 'nothing',
   });
-  const producer = createBatchingProducer({ kafka, lingerMs: 1 });
+  const producer = createKafkajsProducer({ kafka, lingerMs: 1 });
   await producer.connect();
   const uuid = randomUUID();
   const now = new Date().toISOString();

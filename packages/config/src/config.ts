@@ -189,6 +189,10 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       batchMaxMessages: int(env, 'KAFKA_PRODUCER_BATCH_MAX_MESSAGES', 2000, 1, 100000),
       sendTimeoutMs: int(env, 'KAFKA_PRODUCER_SEND_TIMEOUT_MS', 10000, 100, 600000),
       messageMaxBytes: int(env, 'KAFKA_MESSAGE_MAX_BYTES', 1_000_000, 1024, 100 * 1024 * 1024),
+      /** Which client produces: node-rdkafka when it is built (auto), or one forced. */
+      client: oneOf(env, 'KAFKA_CLIENT', 'auto', ['auto', 'node-rdkafka', 'kafkajs']),
+      /** Record batch compression on produce (docs/kafka.md has the measurements behind the default). */
+      compression: oneOf(env, 'KAFKA_PRODUCER_COMPRESSION', 'lz4', ['none', 'gzip', 'lz4', 'zstd']),
       /** SASL and TLS for every producer, consumer and admin client (files read here, once). */
       security: kafkaSecurity(env, options.kafkaClient === true),
     },
@@ -221,6 +225,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       geoipEnabled: oneOf(env, 'INGESTION_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
       /** The same City database decide reads (DECIDE_GEOIP_DATABASE_PATH), or the bundled one. */
       geoipDatabasePath: read(env, 'DECIDE_GEOIP_DATABASE_PATH'),
+      /** The consumer watchdog: lag and no batch progress for this long replaces the consumer (0 = off). */
+      stallTimeoutMs: int(env, 'INGESTION_STALL_TIMEOUT_MS', 120_000, 0, 3_600_000),
     },
     decide: {
       flagCacheTtlMs: int(env, 'DECIDE_FLAG_CACHE_TTL_MS', 2_000, 0, 600_000),

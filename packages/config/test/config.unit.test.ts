@@ -16,6 +16,21 @@ describe('loadConfig', () => {
     expect(c.decide.workers).toBe(1);
   });
 
+  it('reads the Kafka client, its compression and the ingestion stall timeout', () => {
+    const d = loadConfig({});
+    expect(d.kafka).toMatchObject({ client: 'auto', compression: 'lz4' });
+    expect(d.ingestion.stallTimeoutMs).toBe(120_000);
+    const c = loadConfig({
+      KAFKA_CLIENT: 'kafkajs',
+      KAFKA_PRODUCER_COMPRESSION: 'zstd',
+      INGESTION_STALL_TIMEOUT_MS: '0',
+    });
+    expect(c.kafka).toMatchObject({ client: 'kafkajs', compression: 'zstd' });
+    expect(c.ingestion.stallTimeoutMs).toBe(0);
+    expect(() => loadConfig({ KAFKA_CLIENT: 'librdkafka' })).toThrow(/KAFKA_CLIENT/);
+    expect(() => loadConfig({ KAFKA_PRODUCER_COMPRESSION: 'snappy' })).toThrow(/KAFKA_PRODUCER_COMPRESSION/);
+  });
+
   it('reads DECIDE_WORKERS as a count or auto', () => {
     expect(loadConfig({ DECIDE_WORKERS: '3' }).decide.workers).toBe(3);
     expect(loadConfig({ DECIDE_WORKERS: 'auto' }).decide.workers).toBe('auto');

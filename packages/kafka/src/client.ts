@@ -3,6 +3,7 @@
 import { Kafka, logLevel, type LogEntry, type RetryOptions } from 'kafkajs';
 import { kafkajsSecurityOptions, type KafkaSecurity } from './security';
 import { silentLogger, type KafkaLogger } from './types';
+import { registerKafkajsCodecs } from './kafkajs-codecs';
 
 export type KafkaClientOptions = {
   brokers: string[];
@@ -23,7 +24,18 @@ export type KafkaClientOptions = {
   retry?: RetryOptions;
   /** SASL and TLS (config.kafka.security); unset means plaintext. */
   security?: KafkaSecurity;
+  /**
+   * Called when a consumer's committed offset is no longer on the broker (retention removed the
+   * messages before they were consumed) and kafkajs resets it to the earliest offset: those
+   * messages are lost. Logged as an error whether or not a hook is given.
+   */
+  onOffsetReset?: (info: OffsetReset) => void;
 };
+
+export type OffsetReset = { groupId: string; topic: string; partition: number };
+
+/** What kafkajs logs (at error level) when it resets an out-of-range offset (consumerGroup.js). */
+const OFFSET_RESET_MESSAGE = 'Offset out of range, resetting to default offset';
 
 const LEVELS = {
   nothing: logLevel.NOTHING,
@@ -34,6 +46,7 @@ const LEVELS = {
 } as const;
 
 export function createKafka(options: KafkaClientOptions): Kafka {
+  registerKafkajsCodecs();
   const logger = options.logger ?? silentLogger;
   if (options.security?.tls?.verify === false) {
     logger.warn(
@@ -53,7 +66,11 @@ export function createKafka(options: KafkaClientOptions): Kafka {
     enforceRequestTimeout: true,
     retry: options.retry ?? { retries: 5, initialRetryTime: 100, maxRetryTime: 2000 },
     logLevel: LEVELS[options.logLevel ?? 'info'],
-    logCreator: () => (entry: LogEntry) => kafkajsLogToLogger(logger, entry),
+    logCreator: () => (entry: LogEntry) => {
+      if (entry.log.message === OFFSET_RESET_MESSAGE)
+        return offsetReset(logger, entry, options.onOffsetReset);
+      kafkajsLogToLogger(logger, entry);
+    },
   });
 }
 
@@ -75,4 +92,14 @@ export function kafkajsLogToLogger(logger: KafkaLogger, entry: LogEntry): void {
     default:
       logger.debug(text, meta);
   }
+}
+
+/** kafkajs reset a consumer's offset: messages were lost. Our own error line, and the hook. */
+function offsetReset(logger: KafkaLogger, entry: LogEntry, hook?: (info: OffsetReset) => void): void {
+  const { groupId, topic, partition } = entry.log as unknown as OffsetReset;
+  logger.error(
+    'kafka consumer offset reset: the committed offset is no longer on the broker (retention dropped messages before they were consumed); the group restarts from the earliest offset and the messages in between are lost',
+    { groupId, topic, partition },
+  );
+  hook?.({ groupId, topic, partition });
 }

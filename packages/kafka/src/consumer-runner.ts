@@ -8,6 +8,16 @@
 // it itself, with exponential backoff (1 s doubling to 30 s, back to 1 s once a batch was
 // committed or the member lived a while), logging and reporting each restart. status() says
 // whether the member is really consuming: joined, and a fetch or a heartbeat succeeded recently.
+//
+// A member can also freeze without crashing (kafkajs's fetch loop was seen spinning after a
+// broker bounce; a batch can hang on something with no timeout). A watchdog checks every few
+// seconds: when partitions assigned to this member have lag and no batch has started or
+// finished for stallTimeoutMs (and the handler is not knowingly retrying, see isHeld), the member
+// is stalled: status() says so (readiness goes 503 naming the group), onStall is called (a
+// counter), an error is logged, and the member is replaced by a fresh kafkajs consumer. The frozen
+// one is abandoned, not awaited (its disconnect may never return): its heartbeats stop, so the
+// group moves its partitions to the fresh member, and its late work is harmless (inserts are
+// idempotent on the event uuid, and its commits are refused once it left the group).
 import type { Admin, Consumer, EachBatchHandler, Kafka, KafkaMessage, RetryOptions } from 'kafkajs';
 import { silentLogger, type KafkaLogger } from './types';
 
@@ -57,9 +67,18 @@ export type ConsumerRunnerOptions = {
    * Without a successful fetch or heartbeat for this long the member is reported as not
    * consuming (broker unreachable, coordinator lost). Default: the session timeout.
    */
+  silenceTimeoutMs?: number;
+  /**
+   * The watchdog: with lag on its partitions and no batch started or finished for this long, the
+   * member is stalled and replaced (default 120 s; 0 turns the watchdog off).
+   */
   stallTimeoutMs?: number;
+  /** True while the handler is knowingly holding a partition (retrying a failed step): not a stall. */
+  isHeld?: () => boolean;
   /** Called on each restart scheduled after a crash (metrics). */
   onRestart?: (info: { groupId: string; restarts: number; delayMs: number; reason: string }) => void;
+  /** Called when the watchdog finds the member stalled, before it is replaced (metrics). */
+  onStall?: (info: { groupId: string; stalledMs: number; lag: number }) => void;
   logger?: KafkaLogger;
 };
 
@@ -83,8 +102,8 @@ export type ConsumerRunner = {
   /** True from start() until stop(), whatever the member's state (see status()). */
   isRunning(): boolean;
   status(): ConsumerStatus;
-  /** The underlying kafkajs consumer, for instrumentation events. */
-  consumer: Consumer;
+  /** The current kafkajs consumer (a new one after a stall), for instrumentation events. */
+  readonly consumer: Consumer;
 };
 
 export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRunner {
@@ -93,57 +112,53 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   const { groupId, topics, kafka } = options;
 
   const sessionTimeout = options.sessionTimeout ?? 30000;
-  const stallMs = options.stallTimeoutMs ?? sessionTimeout;
+  const silenceMs = options.silenceTimeoutMs ?? sessionTimeout;
+  const stallTimeoutMs = options.stallTimeoutMs ?? 120_000;
   const restartInitialMs = options.restart?.initialMs ?? 1000;
   const restartMaxMs = options.restart?.maxMs ?? 30_000;
-
-  const consumer = kafka.consumer({
-    groupId,
-    sessionTimeout,
-    heartbeatInterval,
-    maxWaitTimeInMs: options.maxWaitTimeInMs ?? 1000,
-    maxBytesPerPartition: options.maxBytesPerPartition,
-    allowAutoTopicCreation: false,
-    // A failing batch is retried by kafkajs at a bounded pace; exhausted retries (or an error
-    // kafkajs deems unrecoverable, like a TypeError) crash the consumer, and restarting it is
-    // then always ours (restartOnFailure false): kafkajs alone would not restart on a
-    // TypeError/RangeError, and it would restart the others without backoff or readiness.
-    // A restarted member resumes from the last committed offset.
-    retry: {
-      ...(options.retry ?? { initialRetryTime: 300, maxRetryTime: 10_000, retries: 10 }),
-      restartOnFailure: async () => false,
-    },
-  });
 
   let running = false;
   let stopping = false;
   let state: ConsumerState = 'idle';
   let reason: string | undefined = 'not started';
   let lastAlive = 0;
+  /** When a batch last started or finished (or the member joined): the watchdog's clock. */
+  let lastProgress = 0;
+  /** Set by the watchdog, cleared by the next progress: readiness reports it meanwhile. */
+  let stalled: string | undefined;
+  /** Partitions the coordinator gave this member, by topic (from the last join). */
+  let assignment: Record<string, number[]> = {};
   let startedAt = 0;
   let restarts = 0;
   let restartDelay = restartInitialMs;
   let restartTimer: NodeJS.Timeout | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
   let starting: Promise<void> | undefined;
   let admin: Admin | undefined;
   let adminConnecting: Promise<Admin> | undefined;
 
-  const alive = () => {
-    lastAlive = Date.now();
-  };
-  for (const event of [
-    consumer.events.FETCH,
-    consumer.events.HEARTBEAT,
-    consumer.events.START_BATCH_PROCESS,
-    consumer.events.COMMIT_OFFSETS,
-  ])
-    consumer.on(event, alive);
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    alive();
-    if (state !== 'starting' && state !== 'consuming') return;
-    state = 'consuming';
-    reason = undefined;
-  });
+  const newConsumer = (): Consumer =>
+    kafka.consumer({
+      groupId,
+      sessionTimeout,
+      heartbeatInterval,
+      maxWaitTimeInMs: options.maxWaitTimeInMs ?? 1000,
+      maxBytesPerPartition: options.maxBytesPerPartition,
+      allowAutoTopicCreation: false,
+      // A failing batch is retried by kafkajs at a bounded pace; exhausted retries (or an error
+      // kafkajs deems unrecoverable, like a TypeError) crash the consumer, and restarting it is
+      // then always ours (restartOnFailure false): kafkajs alone would not restart on a
+      // TypeError/RangeError, and it would restart the others without backoff or readiness.
+      // A restarted member resumes from the last committed offset.
+      retry: {
+        ...(options.retry ?? { initialRetryTime: 300, maxRetryTime: 10_000, retries: 10 }),
+        restartOnFailure: async () => false,
+      },
+    });
+
+  /** Bumped when a stalled consumer is abandoned: its late events and batches are ignored. */
+  let generation = 0;
+  let consumer = newConsumer();
 
   const scheduleRestart = (why: string) => {
     if (stopping || restartTimer) return;
@@ -164,67 +179,100 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     }, delayMs);
   };
 
-  consumer.on(consumer.events.CRASH, ({ payload }) => {
-    logger.error('kafka consumer crashed', {
-      groupId,
-      error: payload.error.message,
-      restart: payload.restart,
+  /** Wires a consumer's events; everything checks that it is still the current one. */
+  const wire = (c: Consumer, gen: number): void => {
+    const current = () => gen === generation;
+    const alive = () => {
+      if (current()) lastAlive = Date.now();
+    };
+    for (const event of [
+      c.events.FETCH,
+      c.events.HEARTBEAT,
+      c.events.START_BATCH_PROCESS,
+      c.events.COMMIT_OFFSETS,
+    ])
+      c.on(event, alive);
+    c.on(c.events.GROUP_JOIN, ({ payload }) => {
+      if (!current()) return;
+      alive();
+      lastProgress = Date.now();
+      assignment = payload.memberAssignment;
+      if (state !== 'starting' && state !== 'consuming') return;
+      state = 'consuming';
+      reason = undefined;
     });
-    scheduleRestart(`crashed: ${payload.error.message}`);
-  });
+    c.on(c.events.CRASH, ({ payload }) => {
+      if (!current()) return;
+      logger.error('kafka consumer crashed', {
+        groupId,
+        error: payload.error.message,
+        restart: payload.restart,
+      });
+      scheduleRestart(`crashed: ${payload.error.message}`);
+    });
+  };
+  wire(consumer, generation);
 
-  const eachBatch: EachBatchHandler = async ({
-    batch,
-    resolveOffset,
-    heartbeat,
-    commitOffsetsIfNecessary,
-    isRunning,
-    isStale,
-  }) => {
-    if (batch.isEmpty() || !isRunning() || isStale()) return;
-    const { topic, partition } = batch;
-    const started = Date.now();
-    // kafkajs only heartbeats between batches; a long database write must not cost us the
-    // partition. heartbeat() itself skips the request until heartbeatInterval has passed.
-    const beat = setInterval(() => {
-      heartbeat().catch((error: Error) =>
-        logger.debug('heartbeat during batch failed', { groupId, error: error.message }),
-      );
-    }, heartbeatInterval);
-    try {
-      await options.handleBatch(
-        { topic, partition, highWatermark: batch.highWatermark, messages: batch.messages },
-        { heartbeat, isRunning, isStale },
-      );
-    } catch (error) {
-      logger.error('batch handler failed; offsets not committed, the batch will be retried', {
+  const progressed = (): void => {
+    lastProgress = Date.now();
+    if (stalled) logger.info('kafka consumer making progress again', { groupId });
+    stalled = undefined;
+  };
+
+  const eachBatchOf =
+    (gen: number): EachBatchHandler =>
+    async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
+      const running = () => isRunning() && gen === generation;
+      if (batch.isEmpty() || !running() || isStale()) return;
+      const { topic, partition } = batch;
+      const started = Date.now();
+      progressed();
+      // kafkajs only heartbeats between batches; a long database write must not cost us the
+      // partition. heartbeat() itself skips the request until heartbeatInterval has passed. An
+      // abandoned member stops heartbeating, so the group takes its partitions away.
+      const beat = setInterval(() => {
+        if (gen !== generation) return clearInterval(beat);
+        heartbeat().catch((error: Error) =>
+          logger.debug('heartbeat during batch failed', { groupId, error: error.message }),
+        );
+      }, heartbeatInterval);
+      try {
+        await options.handleBatch(
+          { topic, partition, highWatermark: batch.highWatermark, messages: batch.messages },
+          { heartbeat, isRunning: running, isStale },
+        );
+      } catch (error) {
+        logger.error('batch handler failed; offsets not committed, the batch will be retried', {
+          groupId,
+          topic,
+          partition,
+          firstOffset: batch.firstOffset(),
+          lastOffset: batch.lastOffset(),
+          error: (error as Error).message,
+        });
+        throw error;
+      } finally {
+        clearInterval(beat);
+      }
+      // Abandoned meanwhile: the group has moved on; the fresh member redoes this batch.
+      if (gen !== generation) return;
+      const lastOffset = batch.lastOffset();
+      resolveOffset(lastOffset);
+      // A committed offset names the next message to read, hence +1.
+      const next = (BigInt(lastOffset) + 1n).toString();
+      await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: next }] }] });
+      progressed();
+      // Consuming again: the next crash restarts after the shortest delay.
+      restartDelay = restartInitialMs;
+      logger.debug('batch committed', {
         groupId,
         topic,
         partition,
-        firstOffset: batch.firstOffset(),
-        lastOffset: batch.lastOffset(),
-        error: (error as Error).message,
+        messages: batch.messages.length,
+        committed: next,
+        ms: Date.now() - started,
       });
-      throw error;
-    } finally {
-      clearInterval(beat);
-    }
-    const lastOffset = batch.lastOffset();
-    resolveOffset(lastOffset);
-    // A committed offset names the next message to read, hence +1.
-    const next = (BigInt(lastOffset) + 1n).toString();
-    await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: next }] }] });
-    // Consuming again: the next crash restarts after the shortest delay.
-    restartDelay = restartInitialMs;
-    logger.debug('batch committed', {
-      groupId,
-      topic,
-      partition,
-      messages: batch.messages.length,
-      committed: next,
-      ms: Date.now() - started,
-    });
-  };
+    };
 
   /** One attempt to (re)join: failures schedule the next attempt, they never throw. */
   const connectAndRun = async (): Promise<void> => {
@@ -242,7 +290,7 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         autoCommit: false,
         eachBatchAutoResolve: false,
         partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
-        eachBatch,
+        eachBatch: eachBatchOf(generation),
       });
     } catch (error) {
       logger.error('kafka consumer failed to start', { groupId, error: (error as Error).message });
@@ -255,6 +303,11 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     running = true;
     restarts = 0;
     restartDelay = restartInitialMs;
+    lastProgress = Date.now();
+    if (stallTimeoutMs > 0 && !watchdog) {
+      watchdog = setInterval(() => void checkStall(), Math.min(5000, Math.max(100, stallTimeoutMs / 4)));
+      watchdog.unref();
+    }
     starting = connectAndRun().finally(() => {
       starting = undefined;
     });
@@ -263,8 +316,9 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
 
   const status = (): ConsumerStatus => {
     if (state !== 'consuming') return { consuming: false, state, reason, restarts };
+    if (stalled) return { consuming: false, state, reason: stalled, restarts };
     const silentMs = Date.now() - lastAlive;
-    if (silentMs > stallMs)
+    if (silentMs > silenceMs)
       return {
         consuming: false,
         state,
@@ -272,6 +326,50 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
         restarts,
       };
     return { consuming: true, state, restarts };
+  };
+
+  /**
+   * The watchdog's check: lag on this member's partitions, and no batch started or finished for
+   * stallTimeoutMs, while the handler is not knowingly retrying. Then the member is replaced.
+   */
+  let checking = false;
+  const checkStall = async (): Promise<void> => {
+    if (checking || stopping || state !== 'consuming' || stalled) return;
+    const quietMs = Date.now() - lastProgress;
+    if (quietMs < stallTimeoutMs || options.isHeld?.()) return;
+    checking = true;
+    try {
+      const mine = (await lag()).filter((l) => assignment[l.topic]?.includes(l.partition));
+      const behind = mine.reduce((n, l) => n + l.lag, 0);
+      // Re-checked after the await: a batch may have started meanwhile.
+      if (behind === 0 || Date.now() - lastProgress < stallTimeoutMs || stopping || state !== 'consuming')
+        return;
+      stalled = `stalled: ${behind} messages behind on its partitions and no batch progressed for ${Date.now() - lastProgress} ms; restarting the consumer`;
+      logger.error('kafka consumer stalled; replacing it', {
+        groupId,
+        stalledMs: Date.now() - lastProgress,
+        lag: behind,
+        partitions: mine.filter((l) => l.lag > 0).map((l) => `${l.topic}/${l.partition}`),
+      });
+      options.onStall?.({ groupId, stalledMs: Date.now() - lastProgress, lag: behind });
+      replace();
+    } catch (error) {
+      // Lag unknown (broker unreachable): that is not a stall, and readiness says so already.
+      logger.debug('watchdog could not read lag', { groupId, error: (error as Error).message });
+    } finally {
+      checking = false;
+    }
+  };
+
+  /** Abandons the current consumer without waiting for it and starts a fresh one. */
+  const replace = (): void => {
+    const old = consumer;
+    generation++;
+    consumer = newConsumer();
+    wire(consumer, generation);
+    // Not awaited: a frozen consumer's disconnect waits for its frozen batch.
+    void old.disconnect().catch(() => undefined);
+    scheduleRestart(stalled ?? 'replaced');
   };
 
   const getAdmin = (): Promise<Admin> => {
@@ -319,6 +417,8 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     stopping = true;
     clearTimeout(restartTimer);
     restartTimer = undefined;
+    clearInterval(watchdog);
+    watchdog = undefined;
     await starting?.catch(() => undefined);
     // disconnect() stops the runner first, which waits for the in-flight batch (and its commit).
     await consumer.disconnect();
@@ -329,5 +429,14 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     await a?.disconnect();
   };
 
-  return { start, stop, lag, isRunning: () => running, status, consumer };
+  return {
+    start,
+    stop,
+    lag,
+    isRunning: () => running,
+    status,
+    get consumer() {
+      return consumer;
+    },
+  };
 }

@@ -51,3 +51,48 @@ export function kafkajsSecurityOptions(security: KafkaSecurity | undefined): Kaf
   }
   return result;
 }
+
+/** Thrown when a setting has no librdkafka equivalent; `auto` then produces with kafkajs. */
+export class UnsupportedByClientError extends Error {
+  override readonly name = 'UnsupportedByClientError';
+}
+
+const RDKAFKA_PROTOCOLS = {
+  PLAINTEXT: 'plaintext',
+  SSL: 'ssl',
+  SASL_PLAINTEXT: 'sasl_plaintext',
+  SASL_SSL: 'sasl_ssl',
+} as const;
+
+/**
+ * The same settings as librdkafka configuration. librdkafka reads the PEM files itself (all
+ * certificates of a CA bundle); without a CA file it uses the system's CA store (Debian's
+ * ca-certificates, `probe` finds it). It has no way to send another SNI name than the broker's
+ * host, so KAFKA_SSL_SERVERNAME is refused here (UnsupportedByClientError).
+ */
+export function rdkafkaSecurityConfig(security: KafkaSecurity | undefined): Record<string, string | boolean> {
+  if (security === undefined || security.protocol === 'PLAINTEXT') return {};
+  const config: Record<string, string | boolean> = {
+    'security.protocol': RDKAFKA_PROTOCOLS[security.protocol],
+  };
+  if (security.protocol === 'SSL' || security.protocol === 'SASL_SSL') {
+    const t = security.tls ?? { verify: true };
+    if (t.servername !== undefined)
+      throw new UnsupportedByClientError('KAFKA_SSL_SERVERNAME has no librdkafka equivalent');
+    config['ssl.ca.location'] = t.caFile ?? 'probe';
+    if (t.certFile !== undefined) config['ssl.certificate.location'] = t.certFile;
+    if (t.keyFile !== undefined) config['ssl.key.location'] = t.keyFile;
+    if (t.keyPassword !== undefined) config['ssl.key.password'] = t.keyPassword;
+    config['enable.ssl.certificate.verification'] = t.verify;
+    config['ssl.endpoint.identification.algorithm'] = t.verify ? 'https' : 'none';
+  }
+  if (security.protocol === 'SASL_PLAINTEXT' || security.protocol === 'SASL_SSL') {
+    const s = security.sasl;
+    if (s === undefined)
+      throw new Error(`Kafka security protocol ${security.protocol} needs SASL credentials`);
+    config['sasl.mechanisms'] = s.mechanism;
+    config['sasl.username'] = s.username;
+    config['sasl.password'] = s.password;
+  }
+  return config;
+}

@@ -2,7 +2,14 @@
 // from the environment variables through loadConfig to what kafkajs receives.
 import type { KafkaConfig } from 'kafkajs';
 import { loadConfig } from '@sett/config';
-import { createKafka, kafkajsSecurityOptions, type KafkaSecurity } from '../src';
+import {
+  createKafka,
+  kafkajsSecurityOptions,
+  rdkafkaSecurityConfig,
+  resolveKafkaClient,
+  UnsupportedByClientError,
+  type KafkaSecurity,
+} from '../src';
 
 // Records what createKafka passes to the kafkajs constructor (the real class still does the work).
 const mockKafkaConfigs: KafkaConfig[] = [];
@@ -122,4 +129,50 @@ it('createKafka warns when TLS verification is off, and only then', () => {
   expect(warnings).toEqual([]);
   createKafka({ brokers: ['b:9093'], clientId: 't', logger, security: tls(false) });
   expect(warnings).toEqual([expect.stringContaining('KAFKA_SSL_VERIFY=false')]);
+});
+
+describe('rdkafkaSecurityConfig', () => {
+  it('maps SASL_SSL with a CA file and a client certificate onto librdkafka settings', () => {
+    expect(
+      rdkafkaSecurityConfig({
+        protocol: 'SASL_SSL',
+        sasl: { mechanism: 'SCRAM-SHA-512', username: 'sett', password: 'secret' },
+        tls: { verify: true, caFile: '/ca.pem', certFile: '/c.pem', keyFile: '/k.pem', keyPassword: 'p' },
+      }),
+    ).toEqual({
+      'security.protocol': 'sasl_ssl',
+      'sasl.mechanisms': 'SCRAM-SHA-512',
+      'sasl.username': 'sett',
+      'sasl.password': 'secret',
+      'ssl.ca.location': '/ca.pem',
+      'ssl.certificate.location': '/c.pem',
+      'ssl.key.location': '/k.pem',
+      'ssl.key.password': 'p',
+      'enable.ssl.certificate.verification': true,
+      'ssl.endpoint.identification.algorithm': 'https',
+    });
+  });
+
+  it('uses the system CA store without a CA file, turns verification off on request, and is empty for plaintext', () => {
+    expect(rdkafkaSecurityConfig({ protocol: 'SSL', tls: { verify: false } })).toEqual({
+      'security.protocol': 'ssl',
+      'ssl.ca.location': 'probe',
+      'enable.ssl.certificate.verification': false,
+      'ssl.endpoint.identification.algorithm': 'none',
+    });
+    expect(rdkafkaSecurityConfig({ protocol: 'PLAINTEXT' })).toEqual({});
+    expect(rdkafkaSecurityConfig(undefined)).toEqual({});
+  });
+
+  it('refuses KAFKA_SSL_SERVERNAME, which librdkafka cannot send: auto then produces with kafkajs', () => {
+    const security = { protocol: 'SSL' as const, tls: { verify: true, servername: 'kafka.example.com' } };
+    expect(() => rdkafkaSecurityConfig(security)).toThrow(UnsupportedByClientError);
+    expect(resolveKafkaClient('auto', security)).toEqual({
+      client: 'kafkajs',
+      fallbackReason: expect.stringMatching(/KAFKA_SSL_SERVERNAME/),
+    });
+    expect(() => resolveKafkaClient('node-rdkafka', security)).toThrow(/KAFKA_CLIENT is node-rdkafka/);
+    expect(resolveKafkaClient('auto', { protocol: 'PLAINTEXT' })).toEqual({ client: 'node-rdkafka' });
+    expect(resolveKafkaClient('kafkajs')).toEqual({ client: 'kafkajs' });
+  });
 });

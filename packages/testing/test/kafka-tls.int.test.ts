@@ -6,7 +6,7 @@
 import type { Kafka, KafkaMessage } from 'kafkajs';
 import { loadConfig } from '@sett/config';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createBatchingProducer, createKafka, ensureTopics } from '@sett/kafka';
+import { createKafkajsProducer, createKafka, ensureTopics } from '@sett/kafka';
 import { createTestCa, startKafkaProxy, type KafkaProxy, type TestCa } from '../src';
 
 jest.setTimeout(60_000);
@@ -83,7 +83,7 @@ it('produces and consumes through TLS with CA verification, SNI and a client cer
     existing: [TOPIC],
   });
 
-  const producer = createBatchingProducer({ kafka, lingerMs: 0 });
+  const producer = createKafkajsProducer({ kafka, lingerMs: 0 });
   clients.push(producer);
   await producer.connect();
   const value = `over tls ${Date.now()}`;

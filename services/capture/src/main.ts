@@ -15,7 +15,7 @@ import {
 } from '@sett/http';
 import { createRedis, createTokenResolver } from '@sett/cache';
 import { createPgPool } from '@sett/db';
-import { createBatchingProducer, createKafka, TOPICS } from '@sett/kafka';
+import { createProducer, registerKafkaClientInfo, TOPICS } from '@sett/kafka';
 import { createCaptureApp } from './app';
 import { createProjectLoader } from './capture/project-store';
 
@@ -65,15 +65,14 @@ async function main() {
     ttlMs: config.tokenCache.ttlMs,
   });
 
-  const kafka = createKafka({
+  // node-rdkafka when it was built at install, else kafkajs (logged as an error, and named by
+  // sett_kafka_client_info on /_metrics).
+  const producer = createProducer({
     brokers: config.kafkaBrokers,
     security: config.kafka.security,
     clientId: 'sett-capture',
-    logger,
-    logLevel: 'warn',
-  });
-  const producer = createBatchingProducer({
-    kafka,
+    client: config.kafka.client,
+    compression: config.kafka.compression,
     lingerMs: config.kafka.lingerMs,
     maxBatchMessages: config.kafka.batchMaxMessages,
     sendTimeoutMs: config.kafka.sendTimeoutMs,
@@ -83,14 +82,9 @@ async function main() {
   });
   await producer.connect();
 
-  const app = createCaptureApp({
-    config,
-    logger,
-    redis,
-    tokenResolver,
-    producer,
-    registry: createMetricsRegistry('capture'),
-  });
+  const registry = createMetricsRegistry('capture');
+  registerKafkaClientInfo(registry, producer.client);
+  const app = createCaptureApp({ config, logger, redis, tokenResolver, producer, registry });
   const service = await startService({
     // A worker's own "ready" line must not read as the whole service being ready.
     name: cluster.isWorker ? 'capture worker' : 'capture',

@@ -2,14 +2,14 @@
 // broker, a per-file Postgres database holding one team, real Redis under a unique key prefix,
 // and a kafkajs consumer that records everything on the ingestion topics.
 import http from 'node:http';
-import { Kafka, logLevel, type Consumer } from 'kafkajs';
+import type { Consumer } from 'kafkajs';
 import pg from 'pg';
 import { createRedis, createTokenResolver, type Redis } from '@sett/cache';
 import { loadConfig } from '@sett/config';
 import { createSilentLogger } from '@sett/logger';
 import { createMetricsRegistry, startService } from '@sett/http';
 import {
-  createBatchingProducer,
+  createKafkajsProducer,
   createKafka,
   decodeCaptureMessage,
   TOPICS,
@@ -115,7 +115,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   });
   const logger = createSilentLogger();
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'capture-test', logLevel: 'error' });
-  const producer = createBatchingProducer({
+  const producer = createKafkajsProducer({
     kafka,
     lingerMs: 5,
     sendTimeoutMs: opts.sendTimeoutMs ?? 5000,
@@ -138,10 +138,10 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const consumed: Consumed[] = [];
   let consumer: Consumer | undefined;
   if (opts.consume !== false) {
-    const reader = new Kafka({
+    const reader = createKafka({
       brokers: broker.brokers,
       clientId: 'capture-test-reader',
-      logLevel: logLevel.NOTHING,
+      logLevel: 'nothing',
     });
     consumer = reader.consumer({
       groupId: uniqueName('capture-test'),

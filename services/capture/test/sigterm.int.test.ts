@@ -3,9 +3,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
-import { Kafka, logLevel } from 'kafkajs';
 import type { DevBroker } from '@sett/devstack';
-import { TOPICS } from '@sett/kafka';
+import { createKafka, TOPICS } from '@sett/kafka';
 import { uniqueName, type TestDatabase } from '@sett/testing';
 import { postInFlight, startProcessFixture } from './helpers';
 
@@ -58,10 +57,10 @@ it('drains the in-flight request, flushes it to Kafka and exits 0 on SIGTERM', a
     expect(await pending.response).toBe(200);
     expect(await exited).toBe(0);
 
-    const kafka = new Kafka({
+    const kafka = createKafka({
       brokers: broker.brokers,
       clientId: 'sigterm-test',
-      logLevel: logLevel.NOTHING,
+      logLevel: 'nothing',
     });
     const consumer = kafka.consumer({
       groupId: uniqueName('sig'),

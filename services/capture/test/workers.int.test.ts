@@ -4,9 +4,8 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import readline from 'node:readline';
-import { Kafka, logLevel } from 'kafkajs';
 import type { DevBroker } from '@sett/devstack';
-import { TOPICS } from '@sett/kafka';
+import { createKafka, TOPICS } from '@sett/kafka';
 import { uniqueName, type TestDatabase } from '@sett/testing';
 import { postInFlight, startProcessFixture } from './helpers';
 
@@ -77,10 +76,10 @@ it('runs two workers on one port, serves through both and drains both on SIGTERM
     expect(await pending.response).toBe(200);
     expect(await exited).toBe(0);
 
-    const kafka = new Kafka({
+    const kafka = createKafka({
       brokers: broker.brokers,
       clientId: 'workers-test',
-      logLevel: logLevel.NOTHING,
+      logLevel: 'nothing',
     });
     const consumer = kafka.consumer({
       groupId: uniqueName('wk'),

@@ -7,7 +7,7 @@ import { createLogger } from '@sett/logger';
 import { createMetricsRegistry, createServiceApp, serverTimeouts, startService } from '@sett/http';
 import { createRedis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
-import { createKafka } from '@sett/kafka';
+import { createKafka, createProducer, registerKafkaClientInfo } from '@sett/kafka';
 import { noGeoIp, openGeoIp } from '@sett/geoip';
 import { ingestionReadiness } from './readiness';
 import { createIngestionWorker } from './worker';
@@ -43,6 +43,20 @@ async function main() {
     clientId: 'sett-ingestion',
     logger,
     logLevel: 'warn',
+    // Counted by the worker (sett_ingestion_offset_resets_total); resets only happen once it runs.
+    onOffsetReset: (info) => worker.noteOffsetReset(info),
+  });
+  // Dead letters go out through the shipped client (node-rdkafka when built); consuming stays
+  // on kafkajs (docs/kafka.md, "Consuming").
+  const producer = createProducer({
+    brokers: config.kafkaBrokers,
+    security: config.kafka.security,
+    clientId: 'sett-ingestion',
+    client: config.kafka.client,
+    compression: config.kafka.compression,
+    lingerMs: 5,
+    sendTimeoutMs: config.kafka.sendTimeoutMs,
+    logger,
   });
   const registry = createMetricsRegistry('ingestion');
   const geoip = config.ingestion.geoipEnabled
@@ -51,8 +65,10 @@ async function main() {
         onReload: () => logger.info('GeoIP database reloaded', { path: config.ingestion.geoipDatabasePath }),
       })
     : noGeoIp;
+  registerKafkaClientInfo(registry, producer.client);
   const worker = createIngestionWorker({
     kafka,
+    producer,
     pool,
     redis,
     logger,

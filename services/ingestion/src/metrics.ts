@@ -22,7 +22,7 @@ const WARNINGS = [
   'sent_at_invalid',
   'now_invalid',
 ] as const satisfies readonly IngestionWarning[];
-/** The batch stages that are retried (kafka/batch-handler.ts untilDone). */
+/** The batch stages that are retried (pipeline/retry.ts, called from pipeline/run-batch.ts). */
 export const RETRY_STAGES = ['resolve_team', 'team_settings', 'postgres', 'dead_letter'] as const;
 
 export function createIngestionMetrics(
@@ -80,6 +80,18 @@ export function createIngestionMetrics(
       labelNames: ['group'],
       registers,
     }),
+    consumerStalls: new prom.Counter({
+      name: 'sett_ingestion_consumer_stalls_total',
+      help: 'Kafka consumers replaced by the watchdog: lag on their partitions and no batch progress for INGESTION_STALL_TIMEOUT_MS',
+      labelNames: ['group'],
+      registers,
+    }),
+    offsetResets: new prom.Counter({
+      name: 'sett_ingestion_offset_resets_total',
+      help: 'Committed offsets no longer on the broker, reset to the earliest offset: the messages in between were lost',
+      labelNames: ['group', 'topic'],
+      registers,
+    }),
     warnings: new prom.Counter({
       name: 'sett_ingestion_warnings_total',
       help: 'Events ingested with a warning, by type',
@@ -118,7 +130,12 @@ export function createIngestionMetrics(
   }
   for (const reason of DROP_REASONS) metrics.drops.inc({ reason }, 0);
   for (const stage of RETRY_STAGES) metrics.retries.inc({ stage }, 0);
-  for (const group of known.groups) metrics.consumerRestarts.inc({ group }, 0);
+  for (const group of known.groups) {
+    metrics.consumerRestarts.inc({ group }, 0);
+    metrics.consumerStalls.inc({ group }, 0);
+    // At 0 from the start, so the alert's increase() sees the first reset.
+    for (const topic of known.topics) metrics.offsetResets.inc({ group, topic }, 0);
+  }
   for (const type of WARNINGS) metrics.warnings.inc({ type }, 0);
   return metrics;
 }

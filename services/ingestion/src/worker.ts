@@ -1,7 +1,7 @@
 // The ingestion worker, wired from its dependencies so tests run the real thing in-process:
-// one consumer runner per consumer group (live, historical; chosen by config), a shared batch
-// handler writing to Postgres, a dead letter producer, metrics (including consumer lag per
-// partition) and readiness.
+// one consumer runner per consumer group (live, historical; chosen by config) with its stall
+// watchdog, a shared batch runner writing to Postgres, a dead letter producer, metrics
+// (including consumer lag per partition, stalls and offset resets) and readiness.
 import type { Pool } from 'pg';
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
@@ -10,17 +10,20 @@ import { writeGroupTypes, type Redis } from '@sett/cache';
 import { prom } from '@sett/http';
 import {
   TOPICS,
-  createBatchingProducer,
+  createKafkajsProducer,
   createConsumerRunner,
   createDeadLetterMessage,
   encodeDeadLetterMessage,
+  type BatchingProducer,
   type ConsumerBatch,
+  type OffsetReset,
   type ConsumerRunner,
   type PartitionLag,
 } from '@sett/kafka';
 import { noGeoIp, type GeoIp } from '@sett/geoip';
 import type { Logger } from '@sett/logger';
-import { RetryHealth, createBatchHandler, type DeadLetter } from './kafka/batch-handler';
+import { createBatchRunner, type DeadLetter } from './pipeline/run-batch';
+import { RetryHealth } from './pipeline/retry';
 import { GROUP_IDS, consumerPlans, type ConsumerPlan } from './kafka/consumers';
 import { createIngestionMetrics } from './metrics';
 import type { WriteBatchResult } from './pipeline/write-batch';
@@ -36,10 +39,13 @@ export type IngestionWorkerConfig = Pick<
   | 'heartbeatIntervalMs'
   | 'maxWaitTimeMs'
   | 'partitionsConcurrently'
+  | 'stallTimeoutMs'
 >;
 
 export type IngestionWorkerDeps = {
   kafka: Kafka;
+  /** Produces dead letters (main.ts: createProducer); default a kafkajs producer on `kafka`. */
+  producer?: BatchingProducer;
   pool: Pool;
   /** Token cache shared with capture/decide, and where new group type mappings are published. */
   redis?: Redis;
@@ -78,6 +84,8 @@ export type IngestionWorker = {
    */
   groupProblems(groupId: string): string[];
   plans: ConsumerPlan[];
+  /** Counts and logs a reset offset (createKafka's onOffsetReset). */
+  noteOffsetReset(info: OffsetReset): void;
 };
 
 export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorker {
@@ -88,7 +96,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     topics: plans.flatMap((p) => p.topics),
     groups: plans.map((p) => p.groupId),
   });
-  const producer = createBatchingProducer({ kafka: deps.kafka, lingerMs: 5, logger });
+  const producer = deps.producer ?? createKafkajsProducer({ kafka: deps.kafka, lingerMs: 5, logger });
   const teams = createTeamResolver({
     pool: deps.pool,
     redis: deps.redis,
@@ -130,7 +138,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     }
   };
 
-  const handleBatch = createBatchHandler({
+  const handleBatch = createBatchRunner({
     pool: deps.pool,
     teams,
     sendDeadLetters,
@@ -160,6 +168,10 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
       partitionsConsumedConcurrently: config.partitionsConcurrently,
       restart: deps.restart,
       onRestart: ({ groupId }) => metrics.consumerRestarts.inc({ group: groupId }),
+      stallTimeoutMs: config.stallTimeoutMs,
+      // A partition retrying a failed step is held on purpose (readiness says so): not a stall.
+      isHeld: () => health.problems().some((p) => plan.topics.some((t) => p.startsWith(`${t}/`))),
+      onStall: ({ groupId }) => metrics.consumerStalls.inc({ group: groupId }),
       logger: logger.child({ consumerGroup: plan.groupId }),
     }) as ConsumerRunner,
   }));
@@ -221,6 +233,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     },
     lag,
     groupProblems,
+    noteOffsetReset: ({ groupId, topic }) => metrics.offsetResets.inc({ group: groupId, topic }),
     problems() {
       if (!started) return ['consumers not started'];
       return plans.flatMap((p) => groupProblems(p.groupId).map((why) => `${p.groupId}: ${why}`));

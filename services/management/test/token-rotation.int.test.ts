@@ -10,7 +10,7 @@ import { loadConfig } from '@sett/config';
 import { createPgPool } from '@sett/db';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
 import { type RouteApp, createMetricsRegistry } from '@sett/http';
-import { createBatchingProducer, createKafka, TOPICS, type BatchingProducer } from '@sett/kafka';
+import { createKafkajsProducer, createKafka, TOPICS, type BatchingProducer } from '@sett/kafka';
 import { createSilentLogger } from '@sett/logger';
 import type pg from 'pg';
 import { createCaptureApp } from '../../capture/src/app';
@@ -126,7 +126,7 @@ beforeAll(async () => {
   pool = createPgPool({ databaseUrl: h.db.url, max: 3 });
   broker = await startDevBroker({ partitions: 1 });
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'rotation-test', logLevel: 'error' });
-  producer = createBatchingProducer({
+  producer = createKafkajsProducer({
     kafka,
     lingerMs: 1,
     sendTimeoutMs: 10_000,

@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import {
   TOPICS,
-  createBatchingProducer,
+  createProducer,
   createKafka,
   encodeCaptureMessage,
   type BatchingProducer,
@@ -49,7 +49,15 @@ export async function setupEnv(partitions = 4): Promise<Env> {
   const keyPrefix = `${uniqueName('ing')}:`;
   const redis = createRedis({ url: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', keyPrefix });
   const kafka = createKafka({ brokers: broker.brokers, clientId: 'ingestion-test', logLevel: 'error' });
-  const producer = createBatchingProducer({ kafka, lingerMs: 5, maxBatchMessages: 2000 });
+  // Input is produced as capture produces it: the shipped client (node-rdkafka when built) with
+  // the default compression, so the kafkajs consumer reads lz4 batches.
+  const producer = createProducer({
+    brokers: broker.brokers,
+    clientId: 'ingestion-test',
+    lingerMs: 5,
+    maxBatchMessages: 2000,
+    compression: 'lz4',
+  });
   await producer.connect();
   return {
     broker,
@@ -136,19 +144,22 @@ export function startWorker(
     pool?: Pool;
     beforeBatch?: IngestionWorkerDeps['beforeBatch'];
     geoip?: IngestionWorkerDeps['geoip'];
+    kafka?: IngestionWorkerDeps['kafka'];
+    logger?: IngestionWorkerDeps['logger'];
   } = {},
 ) {
   const registry = new prom.Registry();
   const worker: IngestionWorker = createIngestionWorker({
-    kafka: env.kafka,
+    kafka: opts.kafka ?? env.kafka,
     pool: opts.pool ?? env.pool,
     redis: env.redis,
-    logger: createSilentLogger(),
+    logger: opts.logger ?? createSilentLogger(),
     registry,
     config: {
       topics: ['main', 'overflow', 'historical'],
       maxBatchBytes: 1024 * 1024,
       partitionsConcurrently: 2,
+      stallTimeoutMs: 120_000,
       ...FAST,
       ...opts.config,
     },

@@ -1,7 +1,7 @@
 // A historical backfill does not delay live events: 100k historical events are queued first,
 // and live events produced after the backfill started draining are all stored while the
 // historical consumer group still has work left (ordering of completion, not speed).
-import { TOPICS, createBatchingProducer, encodeCaptureMessage } from '@sett/kafka';
+import { TOPICS, createKafkajsProducer, encodeCaptureMessage } from '@sett/kafka';
 import {
   captureMessage,
   countEvents,
@@ -35,7 +35,7 @@ it('live events land while a 100k historical backfill is still draining', async 
   // All 50 sends are queued at once and each one's timer starts when queued: on a loaded machine
   // the last can wait longer than the 10 s default behind the others. This test is about
   // consumption, not produce latency.
-  const producer = createBatchingProducer({
+  const producer = createKafkajsProducer({
     kafka: env.kafka,
     lingerMs: 5,
     maxBatchMessages: 2000,

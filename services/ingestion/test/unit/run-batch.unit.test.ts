@@ -1,11 +1,12 @@
-// The batch handler with a fake writer: one message that cannot be prepared or written fails
+// The batch runner with a fake writer: one message that cannot be prepared or written fails
 // alone (dead-lettered with its reason) and the rest of the batch is stored; infrastructure
 // failures are retried without dead-lettering anything.
 import type { Pool } from 'pg';
 import { prom } from '@sett/http';
 import { encodeCaptureMessage, type CaptureMessage } from '@sett/kafka';
 import { createSilentLogger } from '@sett/logger';
-import { RetryHealth, createBatchHandler, type DeadLetter } from '../../src/kafka/batch-handler';
+import { createBatchRunner, type DeadLetter } from '../../src/pipeline/run-batch';
+import { RetryHealth } from '../../src/pipeline/retry';
 import { createIngestionMetrics } from '../../src/metrics';
 import type { TeamEvent } from '../../src/pipeline/types';
 import type { WriteBatchResult } from '../../src/pipeline/write-batch';
@@ -42,7 +43,7 @@ function setup(writer: (events: TeamEvent[]) => Promise<WriteBatchResult>) {
   const health = new RetryHealth();
   const logger = createSilentLogger();
   logger.info = (message: string, meta?: Record<string, unknown>) => void infos.push({ message, meta });
-  const handle = createBatchHandler({
+  const handle = createBatchRunner({
     pool: {} as Pool,
     teams: { resolve: async () => 1 },
     sendDeadLetters: async (l) => void letters.push(...l),
