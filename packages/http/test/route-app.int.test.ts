@@ -138,6 +138,15 @@ const table: RouteTable<Deps> = {
     }),
     r({
       method: 'GET',
+      url: '/api/text/',
+      summary: 'Answers a JSON string',
+      tag: 'things',
+      auth: { kind: 'none' },
+      schema: { response: { 200: { type: 'string' } } },
+      handler: () => '{"a": 1}',
+    }),
+    r({
+      method: 'GET',
       url: '/api/taken/',
       summary: 'Fails with an error of the service',
       tag: 'things',
@@ -400,6 +409,12 @@ describe('answers', () => {
   it("maps the service's own errors through its mapError before the generic mapping", async () => {
     const res = await call('GET', '/api/taken/');
     expect(res).toMatchObject({ status: 409, json: { code: 'conflict' } });
+  });
+
+  it('sends an answer that is a string as a JSON string', async () => {
+    const res = await fetch(`${base}/api/text/`);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.text()).toBe(JSON.stringify('{"a": 1}'));
   });
 
   it('checks answers against their schema when asked to (tests), as a 500 with an error id', async () => {

@@ -501,6 +501,9 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
           `response of ${r.method} ${url} does not match its schema: ${JSON.stringify(validateResponse.errors)}`,
         );
       }
+      // Fastify sends a string as it is: an answer that is a JSON string is serialised here.
+      if (typeof result === 'string')
+        return reply.code(status).type(JSON_CONTENT_TYPE).send(JSON.stringify(result));
       if (serialized === undefined) return reply.code(status).send(result);
       if (!reply.hasHeader('content-type')) reply.type(JSON_CONTENT_TYPE);
       return reply.code(status).send(serialized);

@@ -4,8 +4,7 @@
 // a few seconds so dashboards issuing bursts of requests do one database read per key (writes
 // in this process clear the cache), and last_used_at is written at most once a minute per key,
 // off the request path. Project keys (phc_), malformed and unknown keys
-// are 401; scopes are checked per operation by requireScope.
-import type { RequestHandler } from 'express';
+// are 401; scopes are checked per route by the route mechanism (authenticators.ts).
 import type pg from 'pg';
 import { createLocalCache } from '@sett/cache';
 import type { PrismaClient } from '@sett/db';
@@ -122,12 +121,5 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
     clear() {
       cache.clear();
     },
-  };
-}
-
-export function authMiddleware(authenticator: KeyAuthenticator): RequestHandler {
-  return async (req, res, next) => {
-    res.locals.auth = await authenticator.authenticate(req.headers.authorization);
-    next();
   };
 }
