@@ -100,6 +100,7 @@ import {
   userUpdateSchema,
   validate2faSchema,
 } from './users/user-schemas';
+import { stringifyPage } from './users/user-page-json';
 import { loadViewer, viewerOf } from './users/viewer';
 import { MAX_INT4, parseIntId } from './validate';
 
@@ -170,14 +171,12 @@ const userRoutes = [
       },
       response: { 200: paginated(userSchema) },
     },
-    handler: async ({ query, auth, request }, d) => {
+    handler: async ({ query, auth, request, reply }, d) => {
       const page = parsePage(query);
-      return listAnswer(
-        request,
-        d,
-        page,
-        await d.users.list(viewerOf(auth), page, queryBoolean(query.is_staff)),
-      );
+      const list = await d.users.list(viewerOf(auth), page, queryBoolean(query.is_staff));
+      // Each shared organization and team written once (user-page-json.ts): the same text.
+      reply.serializer((answer) => stringifyPage(answer as object, list.results));
+      return listAnswer(request, d, page, list);
     },
   }),
   r({

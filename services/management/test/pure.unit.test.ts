@@ -10,6 +10,7 @@ import {
   withoutEnrollment,
 } from '../src/feature-flags/flag-filters';
 import { decodeCursor, encodeCursor, envelope, parsePage, requestOrigin } from '../src/pagination/pagination';
+import { stringifyPage } from '../src/users/user-page-json';
 
 const info = { origin: 'https://h', path: '/api/x/', query: { limit: '2', is_staff: 'true' } };
 
@@ -109,4 +110,16 @@ test('bearer parsing', () => {
   expect(parseBearer(`Bearer phx_${'a'.repeat(47)}`)).toBe(`phx_${'a'.repeat(47)}`);
   for (const h of [undefined, 'Basic x', `Bearer phc_${'a'.repeat(43)}`, 'Bearer phx_bad!', 'Bearer'])
     expect(() => parseBearer(h)).toThrow(AuthenticationError);
+});
+
+test('stringifyPage writes shared organizations once and the same text as JSON.stringify', () => {
+  const org = { id: 'o', name: 'Org "quoted" \u2028', teams: [{ id: 1, name: 'x' }] };
+  const team = { id: 1, name: 'x' };
+  const users = [
+    { uuid: 'a', team, organization: org, first_name: '\u0000-free but odd: "\\u0000' },
+    { uuid: 'b', team: null, organization: org, first_name: 'b' },
+    { uuid: 'c', team, organization: null, first_name: 'c' },
+  ] as unknown as Parameters<typeof stringifyPage>[1];
+  const envelope = { count: 3, next: null, previous: null, results: users };
+  expect(stringifyPage(envelope, users)).toBe(JSON.stringify(envelope));
 });
