@@ -9,7 +9,7 @@
 // always against the database (resolveProject). Bodies are validated before the handler runs, so
 // a bad body is a 400 even for a project the caller cannot see (it says nothing about the project).
 import type { FastifyRequest } from 'fastify';
-import { isUpload, NotFoundError, route, ValidationError, type RouteTable } from '@sett/http';
+import { isUpload, NotFoundError, route, SerializedJson, ValidationError, type RouteTable } from '@sett/http';
 import {
   listQuery,
   paginated,
@@ -171,12 +171,11 @@ const userRoutes = [
       },
       response: { 200: paginated(userSchema) },
     },
-    handler: async ({ query, auth, request, reply }, d) => {
+    handler: async ({ query, auth, request }, d) => {
       const page = parsePage(query);
       const list = await d.users.list(viewerOf(auth), page, queryBoolean(query.is_staff));
       // Each shared organization and team written once (user-page-json.ts): the same text.
-      reply.serializer((answer) => stringifyPage(answer as object, list.results));
-      return listAnswer(request, d, page, list);
+      return new SerializedJson(stringifyPage(listAnswer(request, d, page, list), list.results));
     },
   }),
   r({

@@ -228,10 +228,10 @@ describe('feature flags, cohorts and early access features', () => {
 describe('methods and preflights', () => {
   it('answers a wrong method on a known path with 405 and Allow (after authenticating)', async () => {
     for (const [method, path, allow] of [
-      ['DELETE', `/api/projects/${f.teamA.id}/events/`, 'GET, OPTIONS'],
-      ['POST', `/api/projects/${f.teamA.id}/persons/`, 'GET, OPTIONS'],
-      ['PATCH', '/api/organizations/', 'GET, POST, OPTIONS'],
-      ['PUT', '/api/users/@me/', 'GET, PATCH, DELETE, OPTIONS'],
+      ['DELETE', `/api/projects/${f.teamA.id}/events/`, 'GET, HEAD, OPTIONS'],
+      ['POST', `/api/projects/${f.teamA.id}/persons/`, 'GET, HEAD, OPTIONS'],
+      ['PATCH', '/api/organizations/', 'GET, HEAD, POST, OPTIONS'],
+      ['PUT', '/api/users/@me/', 'GET, HEAD, PATCH, DELETE, OPTIONS'],
     ] as const) {
       const r = await call(h, method, path, key);
       expect([method, path, r.status, r.headers.get('allow'), r.body.code]).toEqual([
@@ -256,7 +256,7 @@ describe('methods and preflights', () => {
     });
     expect(res.status).toBe(204);
     expect(res.headers.get('access-control-allow-origin')).toBe('https://dashboard.example');
-    expect(res.headers.get('access-control-allow-methods')).toBe('GET, POST, OPTIONS');
+    expect(res.headers.get('access-control-allow-methods')).toBe('GET, HEAD, POST, OPTIONS');
     expect(res.headers.get('access-control-allow-headers')).toBe('authorization, content-type');
     expect(res.headers.get('access-control-allow-credentials')).toBeNull();
   });
