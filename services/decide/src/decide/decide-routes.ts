@@ -227,6 +227,7 @@ function requestedFlagKeys(body: Record<string, unknown>): ReadonlySet<string> |
   return undefined;
 }
 
+
 /** The answer's `requestId` (a UUID, as PostHog's): the request's X-Request-Id when it is one,
  * so an SDK's `$feature_flag_called` event can be matched with decide's log lines. */
 function bodyRequestId(): string {

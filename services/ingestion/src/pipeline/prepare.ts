@@ -7,6 +7,7 @@ import { MAX_JSON_DEPTH, cleanJson, exceedsDepth, storedName, unstorableReason, 
 import { normalizeTimestamp } from './timestamp';
 import { dlq, drop, ok, type CaptureMessage, type PreparedEvent, type StepResult } from './types';
 
+
 const isMissing = (v: unknown) => v === undefined || v === null || v === '';
 
 /**
@@ -41,7 +42,8 @@ export function validateMessage(
   offset: string,
   clock: () => number = Date.now,
 ): StepResult<PreparedEvent> {
-  if (!isUuid(message.uuid)) return dlq(`uuid is not a UUID: ${JSON.stringify(message.uuid.slice(0, 60))}`);
+  if (!isUuid(message.uuid))
+    return dlq(`uuid is not a UUID: ${JSON.stringify(message.uuid.slice(0, 60))}`);
   // Cut first, then clean: the cut may split a surrogate pair.
   const event = storedName(message.event);
   const distinctId = storedName(message.distinct_id);
