@@ -258,6 +258,10 @@ const userRoutes = [
     summary: 'Start TOTP setup (answers the secret)',
     description: 'A GET that creates a secret, so it needs user:write.',
     tag: 'users',
+    compat: {
+      posthog: 'differs',
+      note: 'answers the secret and otpauth URL (PostHog keeps them in the session)',
+    },
     auth: personal('user:write'),
     schema: { params: userParams, response: { 200: start2faAnswer } },
     handler: async ({ params, auth }, d) =>
@@ -622,6 +626,10 @@ const featureFlagRoutes = [
     url: `${PROJECT}/feature_flags/`,
     summary: 'List feature flags, newest first',
     tag: 'feature_flags',
+    compat: {
+      posthog: 'differs',
+      note: 'filters search, active, type (experiment matches none); no tags, created_by_id or evaluation_runtime',
+    },
     auth: personal('feature_flag:read'),
     schema: {
       params: projectParams,
@@ -799,6 +807,7 @@ const cohortRoutes = [
     url: `${PROJECT}/cohorts/:id/`,
     summary: 'Soft-delete a cohort (PostHog answers 405 and deletes through PATCH; Sett does both)',
     tag: 'cohorts',
+    compat: { posthog: 'differs', note: 'PostHog answers 405 and deletes through PATCH; Sett does both' },
     status: 204,
     auth: personal('cohort:write'),
     schema: { params: projectItemParams },
@@ -812,6 +821,7 @@ const cohortRoutes = [
     url: `${PROJECT}/cohorts/:id/add_persons_to_static_cohort/`,
     summary: 'Add members to a static cohort by distinct id (PostHog takes person uuids)',
     tag: 'cohorts',
+    compat: { posthog: 'differs', note: 'takes distinct_ids, where PostHog takes person uuids' },
     auth: personal('cohort:write'),
     schema: { params: projectItemParams, body: cohortAddMembersSchema, response: { 200: cohortSchema } },
     handler: async ({ params, body, auth }, d) => {
@@ -824,6 +834,10 @@ const cohortRoutes = [
     url: `${PROJECT}/cohorts/:id/remove_person_from_static_cohort/`,
     summary: 'Remove members from a static cohort by distinct id (absent ones are ignored)',
     tag: 'cohorts',
+    compat: {
+      posthog: 'differs',
+      note: 'takes distinct_id or distinct_ids, where PostHog takes a person uuid',
+    },
     auth: personal('cohort:write'),
     schema: { params: projectItemParams, body: cohortRemoveMembersSchema, response: { 200: cohortSchema } },
     handler: async ({ params, body, auth }, d) => {
@@ -852,6 +866,7 @@ const eventRoutes = [
     url: `${PROJECT}/events/`,
     summary: 'List events, newest first (cursor pagination: follow next)',
     tag: 'events',
+    compat: { posthog: 'differs', note: 'no select/where (HogQL); person_id takes the person uuid only' },
     auth: personal('project:read'),
     schema: { params: projectParams, querystring: eventListQuery, response: { 200: eventPageSchema } },
     handler: async ({ params, query, auth, request }, d) => {
@@ -868,6 +883,10 @@ const personRoutes = [
     url: `${PROJECT}/persons/`,
     summary: 'List persons, newest first',
     tag: 'persons',
+    compat: {
+      posthog: 'differs',
+      note: 'search also matches the name property; no cohort filter, no CSV format',
+    },
     auth: personal('project:read'),
     schema: {
       params: projectParams,
