@@ -2,6 +2,7 @@
 // declaration (405 with Allow, preflights, auth before the body, scope, validation naming the
 // field or query parameter, unknown query parameters refused, JSON body limits and types, CORS
 // without credentials, metrics by route template, the access log, response checks, errors).
+import net from 'node:net';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sett/logger';
 import {
@@ -380,6 +381,44 @@ describe('validation', () => {
       code: 'payload_too_large',
       detail: 'Request body must be at most 1024 bytes.',
     });
+  });
+});
+
+describe('an oversized body', () => {
+  it('is answered 413 at once, then the rest is read and dropped so a client still sending is not reset', async () => {
+    // 5 MB announced; the rest is sent only after the 413 arrived. Closing at once (as the
+    // answer used to) resets the connection under those writes: the client sees EPIPE or
+    // ECONNRESET, and a client that was still writing never reads the answer.
+    const total = 5 * 1024 * 1024;
+    const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+    const errors: string[] = [];
+    socket.on('error', (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
+    let received = '';
+    const answered = new Promise<void>((resolve) =>
+      socket.on('data', (d: Buffer) => {
+        received += d.toString();
+        if (received.includes('payload_too_large')) resolve();
+      }),
+    );
+    socket.write(
+      `POST /api/things/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer writer\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${total}\r\n\r\n`,
+    );
+    await answered;
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+    const chunk = Buffer.alloc(256 * 1024, 0x20);
+    let sending = true;
+    let closedWhileSending = false;
+    socket.on('close', () => (closedWhileSending ||= sending));
+    for (let sent = 0; sent < total && !socket.destroyed; sent += chunk.length) {
+      await new Promise<void>((resolve) => socket.write(chunk, () => resolve()));
+      // Give a reset from the server the time to arrive between writes.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    sending = false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect({ errors, closedWhileSending }).toEqual({ errors: [], closedWhileSending: false });
+    socket.destroy();
   });
 });
 
