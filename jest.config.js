@@ -9,11 +9,21 @@ module.exports = {
   // Global, not per project: jest ignores testTimeout inside a project entry.
   testTimeout: 60000,
   projects: [
-    { ...common, displayName: 'unit', testMatch: ['<rootDir>/{packages,services}/*/test/**/*.unit.test.ts'] },
+    {
+      ...common,
+      displayName: 'unit',
+      testMatch: [
+        '<rootDir>/{packages,services}/*/test/**/*.unit.test.ts',
+        '<rootDir>/deploy/test/**/*.unit.test.ts',
+      ],
+    },
     {
       ...common,
       displayName: 'integration',
-      testMatch: ['<rootDir>/{packages,services}/*/test/**/*.int.test.ts'],
+      testMatch: [
+        '<rootDir>/{packages,services}/*/test/**/*.int.test.ts',
+        '<rootDir>/deploy/test/**/*.int.test.ts',
+      ],
       globalSetup: '<rootDir>/packages/testing/src/global-setup.ts',
       globalTeardown: '<rootDir>/packages/testing/src/global-teardown.ts',
     },

@@ -145,10 +145,12 @@ export async function startDecide(
 
 const CAPTURE_MAIN = path.join(__dirname, '..', 'services', 'capture', 'src', 'main.ts');
 
-/** Capture as the benches measure it: its own process on a free port, producing to `brokers`. */
+/** Capture as the benches measure it: its own process on a free port, producing to `brokers`;
+ * `env` adds or overrides settings. */
 export async function startCapture(
   databaseUrl: string,
   brokers: string,
+  env: NodeJS.ProcessEnv = {},
 ): Promise<ChildServer & { port: number }> {
   const port = await freePort();
   const child = await startChild(
@@ -160,6 +162,7 @@ export async function startCapture(
       REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379',
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
+      ...env,
     },
     /"capture ready"/,
   );

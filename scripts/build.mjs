@@ -7,6 +7,12 @@
 //   node scripts/build.mjs --runtime <dir>  # also lays out a runnable tree in <dir>: the bundles,
 //                                           # the Prisma schema and migrations, and only the
 //                                           # node_modules the bundles import (prod closure)
+//   node scripts/build.mjs --dist <dir>     # bundles into <dir> instead of dist/ (tests)
+//
+// The bundles carry the version (root package.json) and git commit they were built from, for
+// sett_build_info, /_health and `sett --version` (packages/config/src/build-info.ts): the commit
+// is SETT_GIT_SHA when set (the Docker build passes it: its context has no .git), else
+// `git rev-parse HEAD`, else "unknown".
 //
 // What is inlined and what is not: every @sett/* workspace package (they are TypeScript source,
 // the generated Prisma client included) is compiled into the bundle; every third-party package
@@ -26,12 +32,15 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { createRequire, isBuiltin } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const dist = path.join(root, 'dist');
+const distFlag = process.argv.indexOf('--dist');
+const dist = distFlag !== -1 ? path.resolve(process.argv[distFlag + 1] ?? '') : path.join(root, 'dist');
+if (distFlag !== -1 && !process.argv[distFlag + 1]) throw new Error('--dist needs a directory');
 
 // esbuild is the compiler inside tsx (a pinned root devDependency), so the build uses the very
 // version the tests ran through, without a second copy in the lockfile.
@@ -47,6 +56,7 @@ const ENTRIES = {
   ingestion: 'services/ingestion/src/main.ts',
   cli: 'packages/cli/src/main.ts',
   'wait-for-migrations': 'scripts/wait-for-migrations.ts',
+  'partition-events-online': 'scripts/partition-events-online.ts',
 };
 
 // The Prisma CLI's config, compiled so `prisma migrate deploy --config dist/prisma.config.cjs`
@@ -109,6 +119,26 @@ function findPackageDir(name, fromDir) {
   }
 }
 
+/** What packages/config's buildInfo() returns from a bundle. */
+function stampedBuildInfo() {
+  const version = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).version;
+  let gitSha = process.env.SETT_GIT_SHA?.trim() || '';
+  if (!gitSha) {
+    try {
+      gitSha = execFileSync('git', ['rev-parse', 'HEAD'], {
+        cwd: root,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'ignore'],
+      }).trim();
+    } catch {
+      gitSha = 'unknown';
+    }
+  }
+  if (!/^([0-9a-f]{7,64}|unknown)$/.test(gitSha))
+    throw new Error(`SETT_GIT_SHA is not a git commit: "${gitSha}"`);
+  return { version, gitSha };
+}
+
 async function bundle() {
   rmSync(dist, { recursive: true, force: true });
   const started = Date.now();
@@ -125,6 +155,7 @@ async function bundle() {
     metafile: true,
     logLevel: 'warning',
     plugins: [externalsPlugin, dirnamePlugin],
+    define: { __SETT_BUILD_INFO__: JSON.stringify(stampedBuildInfo()) },
   };
   const result = await esbuild.build({ ...common, entryPoints: ENTRIES, outdir: dist });
   const config = await esbuild.build({

@@ -12,20 +12,29 @@ cd "$(dirname "$0")/.."
 log() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
 apt_updated=0
+# Quiet when it works; when apt-get fails, its output is shown (a missing package source, a lock).
 apt_install() {
-  [ "$apt_updated" = 1 ] || { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null; apt_updated=1; }
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+  local out
+  out=$(mktemp)
+  if { [ "$apt_updated" = 1 ] || { as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq && apt_updated=1; }; } > "$out" 2>&1 \
+    && as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >> "$out" 2>&1; then
+    rm -f "$out"
+    return 0
+  fi
+  log "apt-get install $* failed:"
+  sed 's/^/  | /' "$out" >&2
+  log "hint: install $* yourself (as root: apt-get update && apt-get install $*), then re-run"
+  rm -f "$out"
+  return 1
 }
 
 export DATABASE_URL="${DATABASE_URL:-postgresql://root@127.0.0.1:5432/sett}"
 export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 
 # --- pnpm (the version pinned in package.json's packageManager) -------------------------------
-want_pnpm=$(node -p "require('./package.json').packageManager.split('@')[1]")
-if ! command -v pnpm >/dev/null || [ "$(pnpm -v 2>/dev/null)" != "$want_pnpm" ]; then
-  log "installing pnpm@$want_pnpm from the npm registry"
-  npm install -g --silent "pnpm@$want_pnpm" >/dev/null 2>&1 || as_root npm install -g --silent "pnpm@$want_pnpm" >/dev/null
-fi
+# shellcheck source=scripts/setup-pnpm.sh
+source scripts/setup-pnpm.sh
+ensure_pnpm "$(node -p "require('./package.json').packageManager.split('@')[1]")" || exit 1
 
 # --- dependencies ------------------------------------------------------------------------------
 stamp=node_modules/.sett-install-stamp
@@ -79,6 +88,12 @@ fi
 if ! command -v chromium >/dev/null; then
   log "installing Chromium from Debian's packages (browser SDK tests)"
   apt_install chromium || log "could not install chromium; the browser SDK tests (packages/sdk-e2e) will fail"
+fi
+
+# --- promtool (the alert-rule tests in deploy/test run the shipped rules through it) -----------
+if ! command -v promtool >/dev/null; then
+  log "installing promtool from Debian's packages (prometheus)"
+  apt_install --no-install-recommends prometheus || log "could not install prometheus; the alert-rule tests (deploy/test) will fail"
 fi
 
 # --- Kafka development broker (only when no real Kafka is configured) -------------------------

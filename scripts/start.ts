@@ -8,7 +8,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { loadConfigOrExit } from '@sett/config';
 import { startDevBroker, startEdge, type DevBroker, type Edge } from '@sett/devstack';
-import { bootstrap, presentCredentials } from '@sett/cli';
+import { bootstrap, existingStackLines, presentCredentials } from '@sett/cli';
 
 const root = path.resolve(__dirname, '..');
 const config = loadConfigOrExit();
@@ -121,8 +121,14 @@ async function main() {
     brokers = broker.bootstrap;
     say(`kafka development broker: ${brokers} (in memory; set KAFKA_BROKERS to use a real Kafka)`);
   }
+  // Page links of the management API point at the edge (docs/hardening.md: never the Host header).
+  const bound = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+  const edgeHost = bound.includes(':') ? `[${bound}]` : bound;
   const env = {
     ...process.env,
+    SETT_PUBLIC_URL: process.env.SETT_PUBLIC_URL ?? `http://${edgeHost}:${config.ports.edge}`,
+    // The edge appends the address it saw to X-Forwarded-For: one trusted hop (docs/hardening.md).
+    TRUSTED_PROXY_HOPS: process.env.TRUSTED_PROXY_HOPS ?? '1',
     KAFKA_BROKERS: brokers,
     DATABASE_URL: config.databaseUrl,
     REDIS_URL: config.redisUrl,
@@ -175,8 +181,7 @@ async function main() {
     );
     for (const line of lines) say(line);
   } else {
-    say(`  project id ${result.project_id}, project API key ${result.project_api_key}`);
-    say('  (create a personal API key with: pnpm sett keys create --user <uuid> --scopes "*")');
+    for (const line of existingStackLines(result)) say(line);
   }
   say('Press Ctrl-C to stop.');
 }

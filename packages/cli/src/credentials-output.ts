@@ -59,3 +59,19 @@ export function presentCredentials(creds: NewCredentials, opts: CredentialsOutpu
   );
   return lines;
 }
+
+/**
+ * What `pnpm start` says when the database already had a user (no key was created): the
+ * project's token and the exact command that makes a personal API key for the first user.
+ */
+export function existingStackLines(existing: {
+  project_id: number;
+  project_api_key: string;
+  user_uuid: string;
+}): string[] {
+  return [
+    `  project id ${existing.project_id}, project API key ${existing.project_api_key}`,
+    `  (a personal API key for the first user: pnpm sett keys create --user ${existing.user_uuid} --scopes "*";`,
+    '   every user, key and project: pnpm sett users list, pnpm sett keys list, pnpm sett projects list)',
+  ];
+}

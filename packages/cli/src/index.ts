@@ -5,5 +5,5 @@ export { runImport, ImportUsageError } from './import/import-command';
 export type { ImportOptions, ImportSummary } from './import/import-command';
 export { IMPORT_FORMATS } from './import/import-event';
 export type { ImportFormat } from './import/import-event';
-export { presentCredentials, writeOwnerOnlyFile } from './credentials-output';
+export { existingStackLines, presentCredentials, writeOwnerOnlyFile } from './credentials-output';
 export type { NewCredentials, CredentialsOutputOptions } from './credentials-output';

@@ -1,23 +1,29 @@
-// The `sett` command line: bootstrap a project, manage organizations and users, create personal
-// API keys, import history.
+// The `sett` command line: bootstrap a project, manage organizations and users, create and list
+// personal API keys, list projects, import history.
 // With --json only the JSON result goes to stdout; messages go to stderr.
 import { parseArgs } from 'node:util';
-import { loadConfigOrExit } from '@sett/config';
+import { buildInfo, loadConfigOrExit } from '@sett/config';
 import { createOrganization, createUser, listOrganizations, setStaff } from './accounts';
 import { bootstrap } from './bootstrap';
 import { CliError, createPersonalKey } from './keys-create';
+import { formatTable, listKeys, listProjects, listUsers, setProject } from './listings';
 import { ImportUsageError, runImport } from './import/import-command';
 import { IMPORT_FORMATS, type ImportFormat } from './import/import-event';
 
 const USAGE = `usage:
+  sett --version
   sett bootstrap [--email E] [--org NAME] [--project NAME] [--json]
       (the first user of an empty instance is staff; a new e-mail always gets a new organization)
   sett orgs create --name NAME --owner-email E [--project NAME] [--json]
   sett orgs list [--json]
+  sett projects list [--org ORG_ID_OR_SLUG] [--json]
+  sett projects set --id ID [--anonymize-ips on|off] [--geoip on|off] [--json]
+  sett users list [--json]
   sett users create --email E --org ORG_ID_OR_SLUG [--level member|admin|owner] [--first-name N]
                     [--scopes S,...] [--json]          (prints the personal API key once)
   sett users set-staff --email E (--on | --off) [--json]
   sett keys create --user UUID --scopes user:read,early_access_feature:write,... [--label L] [--json]
+  sett keys list [--user UUID] [--json]              (ids and masks only: keys are never stored)
   sett import --file FILE --api-key phc_... [--format posthog|mixpanel|amplitude] [--url http://127.0.0.1:8000]
               [--dry-run] [--resume] [--allow-rejects] [--rejects FILE] [--checkpoint FILE]
               [--concurrency 4] [--batch-bytes 4194304] [--max-event-bytes 1000000] [--json]
@@ -26,14 +32,43 @@ const USAGE = `usage:
     Exit codes: 0 done, 3 done with rejected lines (0 with --allow-rejects), 1 failed,
     130 interrupted (resume with --resume), 2 usage.`;
 
+/** An unknown option or a bad value: the message, then the usage (exit 2, no stack trace). */
+class UsageError extends CliError {}
+
 function print(json: boolean, value: Record<string, unknown>) {
   if (json) process.stdout.write(`${JSON.stringify(value)}\n`);
   else for (const [k, v] of Object.entries(value)) process.stdout.write(`${k.padEnd(18)} ${String(v)}\n`);
 }
 
 async function main(argv: string[]) {
+  const { values, positionals } = parseArguments(argv);
+  if (values.version) {
+    const build = buildInfo();
+    process.stdout.write(`sett ${build.version} (${build.gitSha})\n`);
+    return;
+  }
   const config = loadConfigOrExit();
-  const { values, positionals } = parseArgs({
+  const [command, sub] = positionals;
+  if (values.help || !command) {
+    process.stdout.write(`${USAGE}\n`);
+    return;
+  }
+  await run(config, values, command, sub, positionals);
+}
+
+function parseArguments(argv: string[]) {
+  try {
+    return parseOptions(argv);
+  } catch (error) {
+    // node's parseArgs: ERR_PARSE_ARGS_UNKNOWN_OPTION, _INVALID_OPTION_VALUE, _UNEXPECTED_POSITIONAL.
+    if (String((error as { code?: string }).code).startsWith('ERR_PARSE_ARGS'))
+      throw new UsageError((error as Error).message);
+    throw error;
+  }
+}
+
+function parseOptions(argv: string[]) {
+  return parseArgs({
     args: argv,
     allowPositionals: true,
     options: {
@@ -62,14 +97,22 @@ async function main(argv: string[]) {
       concurrency: { type: 'string' },
       'batch-bytes': { type: 'string' },
       'max-event-bytes': { type: 'string' },
+      id: { type: 'string' },
+      'anonymize-ips': { type: 'string' },
+      geoip: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
+      version: { type: 'boolean', short: 'V' },
     },
   });
-  const [command, sub] = positionals;
-  if (values.help || !command) {
-    process.stdout.write(`${USAGE}\n`);
-    return;
-  }
+}
+
+async function run(
+  config: ReturnType<typeof loadConfigOrExit>,
+  values: ReturnType<typeof parseOptions>['values'],
+  command: string,
+  sub: string | undefined,
+  positionals: string[],
+) {
   if (command === 'bootstrap') {
     const r = await bootstrap({
       databaseUrl: config.databaseUrl,
@@ -108,6 +151,69 @@ async function main(argv: string[]) {
         process.stdout.write(
           `${o.id}  ${o.slug.padEnd(30)} members ${String(o.members).padStart(4)}  projects ${String(o.projects).padStart(3)}  ${o.name}\n`,
         );
+    return;
+  }
+  if (command === 'projects' && sub === 'list') {
+    const projects = await listProjects({ databaseUrl: config.databaseUrl, org: values.org });
+    if (values.json) process.stdout.write(`${JSON.stringify(projects)}\n`);
+    else
+      process.stdout.write(
+        formatTable(
+          ['ID', 'ORGANIZATION', 'API TOKEN', 'INGESTED', 'ANONYMIZE IPS', 'GEOIP', 'NAME'],
+          projects.map((p) => [
+            p.id,
+            p.organization_slug,
+            p.api_token,
+            p.ingested_event,
+            p.anonymize_ips,
+            p.geoip_enabled,
+            p.name,
+          ]),
+        ),
+      );
+    return;
+  }
+  if (command === 'projects' && sub === 'set') {
+    print(
+      values.json,
+      await setProject({
+        databaseUrl: config.databaseUrl,
+        id: values.id,
+        anonymizeIps: values['anonymize-ips'],
+        geoip: values.geoip,
+      }),
+    );
+    return;
+  }
+  if (command === 'users' && sub === 'list') {
+    const users = await listUsers({ databaseUrl: config.databaseUrl });
+    if (values.json) process.stdout.write(`${JSON.stringify(users)}\n`);
+    else
+      process.stdout.write(
+        formatTable(
+          ['UUID', 'EMAIL', 'STAFF', 'ACTIVE', 'KEYS', 'ORGANIZATIONS'],
+          users.map((u) => [
+            u.uuid,
+            u.email,
+            u.is_staff,
+            u.is_active,
+            u.personal_api_keys,
+            u.organizations.map((o) => `${o.slug}(${o.level})`).join(',') || null,
+          ]),
+        ),
+      );
+    return;
+  }
+  if (command === 'keys' && sub === 'list') {
+    const keys = await listKeys({ databaseUrl: config.databaseUrl, userUuid: values.user });
+    if (values.json) process.stdout.write(`${JSON.stringify(keys)}\n`);
+    else
+      process.stdout.write(
+        formatTable(
+          ['ID', 'USER', 'MASK', 'LAST USED', 'LABEL', 'SCOPES'],
+          keys.map((k) => [k.id, k.user_email, k.mask_value, k.last_used_at, k.label, k.scopes.join(',')]),
+        ),
+      );
     return;
   }
   if (command === 'users' && sub === 'create') {
@@ -202,14 +308,14 @@ async function main(argv: string[]) {
             : 0;
     return;
   }
-  throw new CliError(`unknown command "${positionals.join(' ')}"\n${USAGE}`);
+  throw new UsageError(`unknown command "${positionals.join(' ')}"`);
 }
 
 main(process.argv.slice(2)).catch((err) => {
-  process.stderr.write(
-    `sett: ${err instanceof CliError ? err.message : ((err as Error).stack ?? String(err))}\n`,
-  );
-  process.exit(
-    err instanceof CliError || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' ? 2 : 1,
-  );
+  if (err instanceof UsageError) process.stderr.write(`sett: ${err.message}\n${USAGE}\n`);
+  else
+    process.stderr.write(
+      `sett: ${err instanceof CliError ? err.message : ((err as Error).stack ?? String(err))}\n`,
+    );
+  process.exit(err instanceof CliError ? 2 : 1);
 });

@@ -216,4 +216,128 @@ describe('sett CLI', () => {
       sett('keys', 'create', '--user', '00000000-0000-4000-8000-000000000000', '--scopes', 'user:read'),
     ).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('no user with uuid') });
   });
+
+  it('users list, keys list and projects list show what bootstrap and the other commands created, as a table or JSON', async () => {
+    const users = JSON.parse((await sett('users', 'list', '--json')).stdout) as {
+      uuid: string;
+      email: string;
+      is_staff: boolean;
+      organizations: { id: string; slug: string; level: number }[];
+      personal_api_keys: number;
+    }[];
+    const ops = users.find((u) => u.email === 'ops@example.com')!;
+    expect(ops).toMatchObject({ is_staff: true });
+    expect(ops.organizations.length).toBeGreaterThanOrEqual(1);
+    expect(ops.personal_api_keys).toBeGreaterThanOrEqual(1);
+    const dbUsers = await prisma.user.findMany();
+    expect(users.map((u) => u.uuid).sort()).toEqual(dbUsers.map((u) => u.uuid).sort());
+
+    const keys = JSON.parse((await sett('keys', 'list', '--json')).stdout) as {
+      id: string;
+      user_uuid: string;
+      user_email: string;
+      label: string;
+      mask_value: string;
+      scopes: string[];
+      created_at: string;
+      last_used_at: string | null;
+    }[];
+    expect(keys.length).toBe(await prisma.personalApiKey.count());
+    expect(keys.find((k) => k.user_uuid === ops.uuid)).toMatchObject({ user_email: 'ops@example.com' });
+    // Never the key or its hash: only the mask.
+    for (const k of keys) {
+      expect(k.mask_value).toMatch(/^phx_/);
+      expect(JSON.stringify(k)).not.toMatch(/sha256|phx_[A-Za-z0-9]{20,}/);
+    }
+    const own = JSON.parse((await sett('keys', 'list', '--user', ops.uuid, '--json')).stdout) as {
+      user_uuid: string;
+    }[];
+    expect(own.length).toBeGreaterThanOrEqual(1);
+    expect(own.every((k) => k.user_uuid === ops.uuid)).toBe(true);
+
+    const projects = JSON.parse((await sett('projects', 'list', '--json')).stdout) as {
+      id: number;
+      name: string;
+      api_token: string;
+      organization_id: string;
+      organization_slug: string;
+      ingested_event: boolean;
+    }[];
+    const teams = await prisma.team.findMany({ where: { deletedAt: null } });
+    expect(projects.map((p) => p.id).sort()).toEqual(teams.map((t) => t.id).sort());
+    expect(projects[0]).toMatchObject({ api_token: expect.stringMatching(/^phc_/), ingested_event: false });
+    const org = projects[0]!.organization_slug;
+    const inOrg = JSON.parse((await sett('projects', 'list', '--org', org, '--json')).stdout) as {
+      organization_slug: string;
+    }[];
+    expect(inOrg.length).toBeGreaterThanOrEqual(1);
+    expect(inOrg.every((p) => p.organization_slug === org)).toBe(true);
+
+    // Tables: a header line, then one line per row, naming what an operator looks for.
+    const usersTable = (await sett('users', 'list')).stdout.trim().split('\n');
+    expect(usersTable[0]).toMatch(/^UUID\s+EMAIL/);
+    expect(usersTable).toHaveLength(users.length + 1);
+    expect(usersTable.join('\n')).toContain(ops.uuid);
+    const keysTable = (await sett('keys', 'list')).stdout.trim().split('\n');
+    expect(keysTable[0]).toMatch(/^ID\s+USER/);
+    expect(keysTable).toHaveLength(keys.length + 1);
+    const projectsTable = (await sett('projects', 'list')).stdout.trim().split('\n');
+    expect(projectsTable[0]).toMatch(/^ID\s+ORGANIZATION/);
+    expect(projectsTable.join('\n')).toContain(projects[0]!.api_token);
+  });
+
+  it('an unknown option or command prints the usage and exits 2, without a stack trace', async () => {
+    for (const args of [['users', 'list', '--bogus'], ['projects', 'list', '-x'], ['nothing-like-this']]) {
+      const error = (await sett(...args).catch((e: unknown) => e)) as {
+        code: number;
+        stdout: string;
+        stderr: string;
+      };
+      expect(error.code).toBe(2);
+      expect(error.stdout).toBe('');
+      expect(error.stderr).toContain('usage:');
+      expect(error.stderr).toContain('sett projects list');
+      expect(error.stderr).not.toMatch(/\n\s+at /);
+    }
+  });
+
+  it('projects set turns anonymize_ips and GeoIP on and off; projects list shows them', async () => {
+    const team = await prisma.team.findFirstOrThrow({ where: { deletedAt: null } });
+    const out = JSON.parse(
+      (
+        await sett(
+          'projects',
+          'set',
+          '--id',
+          String(team.id),
+          '--anonymize-ips',
+          'on',
+          '--geoip',
+          'off',
+          '--json',
+        )
+      ).stdout,
+    ) as Record<string, unknown>;
+    expect(out).toMatchObject({ id: team.id, anonymize_ips: true, geoip_enabled: false });
+    expect(await prisma.team.findUniqueOrThrow({ where: { id: team.id } })).toMatchObject({
+      anonymizeIps: true,
+      geoipEnabled: false,
+    });
+    const listed = (
+      JSON.parse((await sett('projects', 'list', '--json')).stdout) as Record<string, unknown>[]
+    ).find((p) => p.id === team.id);
+    expect(listed).toMatchObject({ anonymize_ips: true, geoip_enabled: false });
+    await sett('projects', 'set', '--id', String(team.id), '--anonymize-ips', 'off', '--geoip', 'on');
+    expect(await prisma.team.findUniqueOrThrow({ where: { id: team.id } })).toMatchObject({
+      anonymizeIps: false,
+      geoipEnabled: true,
+    });
+    for (const args of [
+      ['projects', 'set', '--id', String(team.id), '--anonymize-ips', 'maybe'],
+      ['projects', 'set', '--id', String(team.id)],
+      ['projects', 'set', '--id', '999999', '--geoip', 'on'],
+      ['projects', 'set', '--anonymize-ips', 'on'],
+    ])
+      await expect(sett(...args)).rejects.toMatchObject({ code: 2, stdout: '' });
+  });
 });

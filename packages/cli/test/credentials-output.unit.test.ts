@@ -3,7 +3,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { presentCredentials } from '../src/credentials-output';
+import { existingStackLines, presentCredentials } from '../src/credentials-output';
 
 const creds = {
   project_id: 7,
@@ -62,4 +62,18 @@ it('refuses to follow a symbolic link planted at the path', () => {
   fs.symlinkSync(target, file);
   expect(() => presentCredentials(creds, { interactive: false, file })).toThrow(/ELOOP/);
   expect(fs.readFileSync(target, 'utf8')).toBe('{}');
+});
+
+describe('a restart on an existing database', () => {
+  it('names the project and the user whose key the hint creates, by uuid', () => {
+    const lines = existingStackLines({
+      project_id: 7,
+      project_api_key: creds.project_api_key,
+      user_uuid: creds.user_uuid,
+    });
+    expect(lines.join('\n')).toContain(creds.project_api_key);
+    expect(lines.join('\n')).toContain(`pnpm sett keys create --user ${creds.user_uuid} --scopes "*"`);
+    expect(lines.join('\n')).not.toContain('<uuid>');
+    expect(lines.join('\n')).toContain('pnpm sett users list');
+  });
 });

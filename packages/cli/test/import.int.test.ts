@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createTestDatabase, waitFor, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, freePort, waitFor, type TestDatabase } from '@sett/testing';
 
 const repoRoot = path.join(__dirname, '../../..');
 const cliMain = path.join(__dirname, '../src/main.ts');
@@ -326,6 +326,49 @@ it('CSV and a JSON array; oversized events are rejected by line, and 21 MB of 25
   // is outside the importer (see the report of issue 14); storage is checked for the CSV rows.
   await settle(csvTeam.token, csvTeam.teamId);
   expect(await counts(csvTeam.teamId)).toEqual({ rows: 3, uuids: 3 }); // + the marker
+});
+
+it('a clean run writes no rejects file, and an event without $ip is stored without one (the importer is not the client)', async () => {
+  const { token, teamId } = await createTeam();
+  const file = path.join(dir, 'clean.jsonl');
+  fs.writeFileSync(
+    `${file}.rejects.jsonl`,
+    '{"line":1,"record":1,"reason":"from an earlier run","text":""}\n',
+  );
+  fs.writeFileSync(
+    file,
+    [
+      { event: 'no-ip', distinct_id: 'ip-1', timestamp: ts(0), uuid: randomUUID() },
+      { event: 'own-ip', distinct_id: 'ip-1', timestamp: ts(1), properties: { $ip: '203.0.113.9' } },
+    ]
+      .map((e) => JSON.stringify(e))
+      .join('\n'),
+  );
+  const r = await sett(['--file', file, '--api-key', token]);
+  expect(r.code).toBe(0);
+  expect(summary(r)).toMatchObject({ accepted: 2, rejected: 0, rejects_file: null });
+  // The stale file of an earlier run is gone too: it would describe lines this run accepted.
+  expect(fs.existsSync(`${file}.rejects.jsonl`)).toBe(false);
+  await settle(token, teamId);
+  const { rows } = await pool.query<{ event: string; properties: Record<string, unknown> }>(
+    `SELECT event, properties FROM events WHERE team_id = $1 AND event IN ('no-ip', 'own-ip') ORDER BY event`,
+    [teamId],
+  );
+  expect(rows).toHaveLength(2);
+  expect(rows[0]!.properties).not.toHaveProperty('$ip');
+  expect(rows[1]!.properties.$ip).toBe('203.0.113.9');
+});
+
+it('a wrong --url (nothing listening) fails at once with a message naming it, without retries', async () => {
+  const { token } = await createTeam();
+  const file = path.join(dir, 'wrong-url.jsonl');
+  fs.writeFileSync(file, `${JSON.stringify({ event: 'e', distinct_id: 'd', timestamp: ts(0) })}\n`);
+  const url = `http://127.0.0.1:${await freePort()}`;
+  const r = await sett(['--file', file, '--api-key', token, '--url', url]);
+  expect(r.code).toBe(1);
+  expect(summary(r)).toMatchObject({ status: 'failed', accepted: 0 });
+  expect(String(summary(r).error)).toContain(`cannot reach capture at ${url}/batch/`);
+  expect(r.stderr).not.toMatch(/retry/);
 });
 
 function slowFile(name: string, n: number): string {

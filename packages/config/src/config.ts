@@ -142,8 +142,17 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     nodeEnv,
     /** The in-process project token cache of capture, decide and ingestion (@sett/cache's resolver). */
     tokenCache: { ttlMs: tokenCacheTtlMs },
-    /** Proxies in front of capture and decide that append to X-Forwarded-For; 0 = take its first
-     * entry, as PostHog does (@sett/http clientIp). */
+    /** Decompressed request bodies (gzip, lz64, base64) one capture or decide process holds at
+     * once; past it 503 with Retry-After before inflating (@sett/http decompression-budget). */
+    decompressionBudgetBytes: int(
+      env,
+      'DECOMPRESSION_BUDGET_BYTES',
+      128 * 1024 * 1024,
+      1024 * 1024,
+      64 * 1024 * 1024 * 1024,
+    ),
+    /** Proxies in front of capture, decide and management that append to X-Forwarded-For; 0 =
+     * none: the header is ignored and the socket's peer is the client (@sett/http clientIp). */
     trustedProxyHops: int(env, 'TRUSTED_PROXY_HOPS', 0, 0, 20),
     host: read(env, 'HOST') ?? '127.0.0.1',
     ports: {
@@ -189,8 +198,9 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     },
     capture: {
       maxBodyBytes: int(env, 'CAPTURE_MAX_BODY_BYTES', 20 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-      /** Decompressed bodies may be at most this many times the wire limit (zip bombs). */
-      maxInflateRatio: int(env, 'CAPTURE_MAX_INFLATE_RATIO', 5, 1, 100),
+      /** Decompressed bodies may be at most this many times the wire limit (zip bombs). 1: no
+       * larger than an uncompressed body may be, as PostHog's capture limits them. */
+      maxInflateRatio: int(env, 'CAPTURE_MAX_INFLATE_RATIO', 1, 1, 100),
       overflowRatePerSecond: num(env, 'CAPTURE_OVERFLOW_RATE', 100, 0),
       overflowBurst: num(env, 'CAPTURE_OVERFLOW_BURST', 1000, 1),
       /** Processes serving capture (node:cluster, sharing the port); "auto" = one per core. */
@@ -207,13 +217,17 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       heartbeatIntervalMs: int(env, 'INGESTION_HEARTBEAT_INTERVAL_MS', 3_000, 100, 60_000),
       maxWaitTimeMs: int(env, 'INGESTION_MAX_WAIT_MS', 500, 10, 60_000),
       partitionsConcurrently: int(env, 'INGESTION_PARTITIONS_CONCURRENTLY', 4, 1, 256),
+      /** $geoip_* on stored events and persons (projects may turn it off); false: never loaded. */
+      geoipEnabled: oneOf(env, 'INGESTION_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
+      /** The same City database decide reads (DECIDE_GEOIP_DATABASE_PATH), or the bundled one. */
+      geoipDatabasePath: read(env, 'DECIDE_GEOIP_DATABASE_PATH'),
     },
     decide: {
       flagCacheTtlMs: int(env, 'DECIDE_FLAG_CACHE_TTL_MS', 2_000, 0, 600_000),
       personCacheTtlMs: int(env, 'DECIDE_PERSON_CACHE_TTL_MS', 5_000, 0, 600_000),
       /** Flag evaluation bodies are small; larger ones are refused with 413. */
       maxBodyBytes: int(env, 'DECIDE_MAX_BODY_BYTES', 1024 * 1024, 1024, 100 * 1024 * 1024),
-      /** GeoIP person properties from the client address (spec 4.3 rule 5). */
+      /** GeoIP person properties from the client address (docs/interface.md, "Flag evaluation"). */
       geoipEnabled: oneOf(env, 'DECIDE_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
       /** A GeoLite2/GeoIP2 City .mmdb to use instead of the bundled one; reloaded when it changes. */
       geoipDatabasePath: read(env, 'DECIDE_GEOIP_DATABASE_PATH'),

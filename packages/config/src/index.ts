@@ -16,3 +16,5 @@ export type {
   KafkaSaslMechanism,
   KafkaTlsConfig,
 } from './kafka-security';
+export { buildInfo } from './build-info';
+export type { BuildInfo } from './build-info';

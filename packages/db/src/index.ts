@@ -12,3 +12,12 @@ export { createMigrationAdapter, parseDatabaseUrl } from './migration-adapter';
 export type { MigrationConnection } from './migration-adapter';
 export { findProjectByToken } from './projects';
 export type { SqlRunner } from './projects';
+export {
+  PARTITION_MIGRATION,
+  onlinePartitionState,
+  preparePartitionedEvents,
+  copyEventsOnline,
+  compareEventsOnline,
+  finishPartitionedEvents,
+} from './online-partition';
+export type { OnlinePartitionState, CopyProgress } from './online-partition';

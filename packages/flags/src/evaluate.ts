@@ -85,7 +85,8 @@ export function evaluateFlags(
   ctx: EvaluationContext,
   onError?: (flagKey: string, error: Error) => void,
 ): EvaluateFlagsResult {
-  const results: Record<string, FlagResult> = {};
+  // No prototype: every valid key is an own entry, `__proto__` and `constructor` included.
+  const results: Record<string, FlagResult> = Object.create(null) as Record<string, FlagResult>;
   let errorsWhileComputingFlags = false;
   // One clock reading per request, so every relative date in every flag shares the same "now".
   const context = ctx.now ? ctx : { ...ctx, now: new Date() };

@@ -5,7 +5,20 @@ export { cohortClosure, cohortIdOf, cohortProperties } from './cohorts';
 export { flagHash } from './hash';
 export { matchingVariant, variantForHash, variantLookupTable } from './variants';
 export type { VariantRange } from './variants';
-export { PROPERTY_OPERATORS, matchProperty, regexProblem } from './property-match';
+export {
+  MAX_REGEX_LENGTH,
+  MAX_REGEX_PROGRAM,
+  PROPERTY_OPERATORS,
+  matchProperty,
+  regexProblem,
+} from './property-match';
+export { estimateRegexProgram } from './regex-cost';
+export {
+  cohortTreeRegexPatterns,
+  compileRegexesInTurns,
+  flagRegexPatterns,
+  projectRegexPatterns,
+} from './regex-warmup';
 export type { CompiledRegex } from './property-match';
 export { parseRelativeDate } from './dates';
 export { FlagEvaluationError } from './errors';

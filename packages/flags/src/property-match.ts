@@ -2,6 +2,7 @@
 // service (rust/feature-flags properties/property_matching.rs) when every property of the
 // person or group is known: an absent property is simply absent, never "inconclusive".
 import { RE2JS } from 're2js';
+import { estimateRegexProgram } from './regex-cost';
 import { parseDateString, parsePropertyDate } from './dates';
 import { FlagEvaluationError } from './errors';
 import type { PropertyFilter } from './types';
@@ -168,6 +169,16 @@ export interface CompiledRegex {
   test(text: string): boolean;
 }
 
+/** The longest pattern compiled (longer ones are refused when a flag is saved, and fail
+ * evaluation without being compiled). */
+export const MAX_REGEX_LENGTH = 4096;
+/** The most instructions a compiled pattern may have: compiling and matching cost grow with it. */
+export const MAX_REGEX_PROGRAM = 4096;
+/** Patterns whose estimated program is larger are not even compiled (regex-cost.ts). The
+ * estimate may overshoot RE2's count a little (alternations of single characters, say), so it
+ * gets headroom, and the compiled program's own size decides. */
+const MAX_REGEX_ESTIMATE = 2 * MAX_REGEX_PROGRAM;
+
 // Compiled patterns by source text (or the error compiling it gave). Flag definitions hold few
 // distinct patterns and are evaluated on every request: compile each once. A compiled RE2JS
 // keeps no state between test() calls, so sharing one is safe. Bounded: cleared when full.
@@ -176,18 +187,40 @@ const regexCache = new Map<string, CompiledRegex | FlagEvaluationError>();
 
 function compileRegex(pattern: unknown): CompiledRegex {
   const text = repr(pattern);
+  // Checked before the cache too: a pattern this long is never kept as a key.
+  if (text.length > MAX_REGEX_LENGTH)
+    throw new FlagEvaluationError(`regex is longer than ${MAX_REGEX_LENGTH} characters (${text.length})`);
   let compiled = regexCache.get(text);
   if (compiled === undefined) {
-    try {
-      compiled = RE2JS.compile(text);
-    } catch (err) {
-      compiled = new FlagEvaluationError(`invalid regex ${JSON.stringify(text)}: ${(err as Error).message}`);
-    }
+    compiled = compileBounded(text);
     if (regexCache.size >= REGEX_CACHE_MAX) regexCache.clear();
     regexCache.set(text, compiled);
   }
   if (compiled instanceof FlagEvaluationError) throw compiled;
   return compiled;
+}
+
+function compileBounded(text: string): CompiledRegex | FlagEvaluationError {
+  const tooLarge = (instructions: number) =>
+    new FlagEvaluationError(
+      `regex is too large: it compiles to about ${instructions} instructions, at most ${MAX_REGEX_PROGRAM} are allowed (counted repeats such as {999} multiply what they repeat)`,
+    );
+  const estimate = estimateRegexProgram(text);
+  if (estimate > MAX_REGEX_ESTIMATE) return tooLarge(Math.round(estimate));
+  let compiled: RE2JS;
+  try {
+    compiled = RE2JS.compile(text);
+  } catch (err) {
+    return new FlagEvaluationError(`invalid regex ${JSON.stringify(text)}: ${(err as Error).message}`);
+  }
+  const instructions = compiled.programSize();
+  return instructions > MAX_REGEX_PROGRAM ? tooLarge(instructions) : compiled;
+}
+
+/** Whether this process has compiled the pattern (or refused it) already: using it costs no compile. */
+export function isRegexCompiled(pattern: unknown): boolean {
+  const text = repr(pattern);
+  return text.length > MAX_REGEX_LENGTH || regexCache.has(text);
 }
 
 /**

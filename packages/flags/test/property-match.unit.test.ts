@@ -215,3 +215,30 @@ describe('unsupported filters', () => {
     expect(() => match(f('semver_gt', '1.0.0'), { k: '2.0.0' })).toThrow(FlagEvaluationError);
   });
 });
+
+describe('regex cost bounds', () => {
+  it('refuses a pattern over the length limit without compiling it (a 749 KB pattern)', () => {
+    const huge = 'abcdefghij'.repeat(76_700);
+    const started = process.hrtime.bigint();
+    expect(regexProblem(huge)).toMatch(/longer than 4096 characters/);
+    // Compiling it takes seconds; refusing it must not.
+    expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(50);
+    expect(() => match(f('regex', huge), { k: 'x' })).toThrow(FlagEvaluationError);
+  });
+
+  it('refuses a short pattern whose program is too large, before compiling it', () => {
+    // 30 characters that RE2 expands into about 5,000 instructions.
+    const expanding = '.{999}.{999}.{999}.{999}.{999}';
+    expect(regexProblem(expanding)).toMatch(/too large/);
+    expect(regexProblem('(?:[a-z]{999}){1}'.repeat(6))).toMatch(/too large/);
+  });
+
+  it('accepts the largest patterns people write: long alternations and literals', () => {
+    const domains = Array.from({ length: 150 }, (_, i) => `customer${i}\\.example\\.com`).join('|');
+    expect(domains.length).toBeLessThanOrEqual(4096);
+    expect(regexProblem(`@(${domains})$`)).toBeUndefined();
+    expect(regexProblem('x'.repeat(4000))).toBeUndefined();
+    expect(regexProblem('.{999}')).toBeUndefined();
+    expect(regexProblem('^\\d{3}-\\d{4}$')).toBeUndefined();
+  });
+});

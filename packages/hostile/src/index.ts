@@ -10,5 +10,7 @@ export { lz64RunBase64 } from './lz64-bomb';
 export { sendCase, verdict, runPool } from './send';
 export type { Outcome } from './send';
 export { countTable } from './report';
+export { buildScenarios, send } from './scenarios';
+export type { Scenario, ScenarioContext } from './scenarios';
 export { SERVICES, getStatus, startProcesses, stopProcess, waitUntil } from './stack';
 export type { RunningProcess, ServiceName } from './stack';

@@ -16,6 +16,7 @@ import {
   SERVICES,
   buildAccountsCorpus,
   buildCorpus,
+  buildScenarios,
   countTable,
   getStatus,
   runPool,
@@ -28,6 +29,7 @@ import {
   type HostileCase,
   type Outcome,
   type RunningProcess,
+  type ScenarioContext,
   type ServiceName,
 } from '../src';
 
@@ -46,6 +48,7 @@ describe('hostile inputs against the real services', () => {
   let procs: Record<ServiceName, RunningProcess>;
   let ctx: { token: string; personalKey: string; projectId: number; userUuid: string };
   let accounts: AccountsContext;
+  let scenarioContext: ScenarioContext;
   const outcomes = new Map<string, Outcome>();
   const failures = new Map<string, string>();
   let cases: HostileCase[] = [];
@@ -173,7 +176,17 @@ describe('hostile inputs against the real services', () => {
       racerEmail: racer.email,
       personUuid: persons[0]?.uuid ?? randomUUID(),
     };
-    cases = [...buildCorpus(ctx), ...buildAccountsCorpus(accounts)];
+    // HOSTILE_SCENARIOS_ONLY=1 (while working on scenarios): no single-request corpus.
+    cases = process.env.HOSTILE_SCENARIOS_ONLY ? [] : [...buildCorpus(ctx), ...buildAccountsCorpus(accounts)];
+    scenarioContext = {
+      urls: { capture: procs.capture.url, decide: procs.decide.url, management: procs.management.url },
+      capturePid: procs.capture.child.pid!,
+      personalKey: ctx.personalKey,
+      organizationId: boot.organization_id,
+      otherPersonalKey: other.personal_api_key!,
+      otherProjectId: other.project_id,
+      otherToken: other.project_api_key,
+    };
   });
 
   afterAll(async () => {
@@ -234,6 +247,22 @@ describe('hostile inputs against the real services', () => {
     expect(failures.size === 0 ? 'no failing cases' : `${failures.size} failing cases:\n${report}`).toBe(
       'no failing cases',
     );
+  });
+
+  it('holds every abuse scenario (sequences of requests with a claim about the whole)', async () => {
+    const failed: string[] = [];
+    for (const scenario of buildScenarios()) {
+      const started = Date.now();
+      try {
+        await scenario.run(scenarioContext);
+        process.stdout.write(`scenario ok (${Date.now() - started} ms): ${scenario.name}\n`);
+      } catch (error) {
+        failed.push(`${scenario.name}\n    => ${(error as Error).message}`);
+      }
+    }
+    if (failed.length > 0)
+      process.stdout.write(`\n${failed.length} failing scenarios:\n${failed.join('\n')}\n`);
+    expect(failed.length === 0 ? 'no failing scenarios' : failed.join('\n')).toBe('no failing scenarios');
   });
 
   it('leaves every process running and healthy, capture and ingestion ready', async () => {

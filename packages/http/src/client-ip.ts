@@ -1,16 +1,18 @@
 // The client's address, one rule for every service (capture's `$ip`, decide's GeoIP lookup,
-// local evaluation's rate-limit key). By default the first X-Forwarded-For entry: the original
-// client as the edge and PostHog read it. With `trustedProxyHops` N, the Nth entry from the
-// right instead, the address the outermost of N trusted proxies saw: entries a client wrote
-// itself further left are then ignored. Without the header, the socket's peer. The address is
-// normalised: `[v6]:port` and `[v6]` lose their brackets and port, `a.b.c.d:port` its port, and
-// an IPv4-mapped IPv6 address becomes the IPv4 one. Anything else is passed on as given
-// (capture stores it, GeoIP finds nothing for it).
+// the unknown-key throttles of local evaluation and management). X-Forwarded-For is believed
+// only as far as it was written by proxies the operator declared: with `trustedProxyHops` N,
+// the Nth entry from the right, the address the outermost of N trusted proxies saw (entries
+// further left are whatever the client sent, and are ignored); with 0 (the default) no entry at
+// all, only the socket's peer, because without a proxy in front anyone can write the header.
+// Without the header, the socket's peer. The address is normalised: `[v6]:port` and `[v6]` lose
+// their brackets and port, `a.b.c.d:port` its port, and an IPv4-mapped IPv6 address becomes the
+// IPv4 one. Anything else is passed on as given (capture stores it, GeoIP finds nothing for it).
 import { isIP } from 'node:net';
 import type { IncomingHttpHeaders } from 'node:http';
 
 export interface ClientIpOptions {
-  /** Proxies in front of the service that append to X-Forwarded-For; 0 or absent: first entry. */
+  /** Proxies in front of the service that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); 0 or
+   * absent: the header is ignored and the socket's peer is the client. */
   trustedProxyHops?: number;
 }
 
@@ -29,13 +31,8 @@ export function normaliseIp(raw: string): string {
 }
 
 function forwardedEntry(header: string | string[] | undefined, hops: number): string | undefined {
-  if (header === undefined) return undefined;
+  if (header === undefined || hops <= 0) return undefined;
   const joined = Array.isArray(header) ? header.join(',') : header;
-  if (hops <= 0) {
-    const comma = joined.indexOf(',');
-    const first = (comma === -1 ? joined : joined.slice(0, comma)).trim();
-    return first === '' ? undefined : first;
-  }
   const entries = joined.split(',');
   const entry = entries[Math.max(0, entries.length - hops)]?.trim();
   return entry === '' ? undefined : entry;

@@ -1,15 +1,28 @@
-// CORS for the public endpoints (capture, decide), as PostHog answers browser SDKs: the
-// caller's origin is echoed with credentials allowed (or * without an Origin), the headers go on
-// every response, errors included, so a browser can read a 4xx/5xx, and preflights end here.
+// CORS for the public endpoints (capture, decide's SDK reads). One policy, `publicCorsHeaders`:
+// any page may read these answers (the caller's origin is echoed, or * without an Origin), on
+// every response, errors included, so a browser can read a 4xx/5xx; and never with credentials.
+// Capture and decide read no cookies (the project key travels in the request), so
+// `Access-Control-Allow-Credentials` could only let a page read, with its visitor's cookies,
+// what something in front of Sett guards by cookie. posthog-js sends without credentials (fetch's
+// default; 1.449's XHR transport no longer sets withCredentials). The cost: older posthog-js
+// (1.251 and before) falling back to XHR (no fetch, or `api_transport: 'XHR'`) sends with
+// credentials, and its browser will not hand it these answers. Private reads (management, local
+// evaluation: secret keys) send no CORS headers at all. Preflights end here.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { RequestHandler } from 'express';
 
+/** The CORS headers of every public answer, for a request from `origin` (its Origin header). */
+export function publicCorsHeaders(origin: string | undefined): Record<string, string> {
+  return {
+    'Access-Control-Allow-Origin': origin && origin !== 'null' ? origin : '*',
+    Vary: 'Origin',
+  };
+}
+
 /** The headers every answer carries (node:http fast paths call it themselves). */
 export function setCorsHeaders(req: IncomingMessage, res: ServerResponse): void {
-  const origin = req.headers.origin;
-  res.setHeader('Access-Control-Allow-Origin', origin && origin !== 'null' ? origin : '*');
-  if (origin) res.setHeader('Access-Control-Allow-Credentials', 'true');
-  res.setHeader('Vary', 'Origin');
+  for (const [name, value] of Object.entries(publicCorsHeaders(req.headers.origin)))
+    res.setHeader(name, value);
 }
 
 export function corsMiddleware(opts: { preflightStatus?: 200 | 204 } = {}): RequestHandler {

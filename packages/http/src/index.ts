@@ -40,7 +40,9 @@ export {
 } from './cluster';
 export { decodeBody } from './body-decoding';
 export type { EncodedBody, DecodeLimits } from './body-decoding';
-export { setCorsHeaders, corsMiddleware } from './cors';
+export { createDecompressionBudget, SMALL_BODY_BYTES } from './decompression-budget';
+export type { DecompressionBudget } from './decompression-budget';
+export { publicCorsHeaders, setCorsHeaders, corsMiddleware } from './cors';
 export { bearerToken } from './bearer';
 export { clientIp, normaliseIp } from './client-ip';
 export type { ClientIpOptions } from './client-ip';

@@ -3,9 +3,8 @@
 // series: `route` is the matched express route template (or a fast path's fixed route), and
 // everything that matched no route (404s, 405s before a route, preflights, body errors raised
 // by middleware) shares `unmatched`; an unusual method is counted as `OTHER`.
-import fs from 'node:fs';
-import path from 'node:path';
 import client from 'prom-client';
+import { buildInfo } from '@sett/config';
 import type { Request, RequestHandler } from 'express';
 
 export { client as prom };
@@ -29,32 +28,13 @@ function routeLabel(req: Request): string {
 
 export interface BuildInfo {
   version: string;
+  gitSha: string;
   nodeVersion: string;
 }
 
-let workspaceVersion: string | undefined;
-
-/** The version of the Sett workspace (the root package.json named "sett"), or "unknown". Read
- * once: walking up from this file works from the sources and from a compiled copy alike. */
+/** The version of the running Sett (stamped at build, else the workspace package.json). */
 export function settVersion(): string {
-  if (workspaceVersion !== undefined) return workspaceVersion;
-  workspaceVersion = 'unknown';
-  for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    try {
-      const pkg = JSON.parse(fs.readFileSync(path.join(dir, 'package.json'), 'utf8')) as {
-        name?: unknown;
-        version?: unknown;
-      };
-      if (pkg.name === 'sett' && typeof pkg.version === 'string') {
-        workspaceVersion = pkg.version;
-        break;
-      }
-    } catch {
-      // no package.json here (or unreadable): keep walking up
-    }
-    if (path.dirname(dir) === dir) break;
-  }
-  return workspaceVersion;
+  return buildInfo().version;
 }
 
 export function createMetricsRegistry(service: string, build?: Partial<BuildInfo>): client.Registry {
@@ -66,13 +46,17 @@ export function createMetricsRegistry(service: string, build?: Partial<BuildInfo
   // `first` so a cluster primary summing its workers still reports 1, not the worker count.
   const info = new client.Gauge({
     name: 'sett_build_info',
-    help: 'Always 1; the labels name the running Sett version and Node.js version',
-    labelNames: ['version', 'node_version'],
+    help: 'Always 1; the labels name the running Sett version, its git commit and the Node.js version',
+    labelNames: ['version', 'git_sha', 'node_version'],
     aggregator: 'first',
     registers: [registry],
   });
   info.set(
-    { version: build?.version ?? settVersion(), node_version: build?.nodeVersion ?? process.version },
+    {
+      version: build?.version ?? settVersion(),
+      git_sha: build?.gitSha ?? buildInfo().gitSha,
+      node_version: build?.nodeVersion ?? process.version,
+    },
     1,
   );
   return registry;

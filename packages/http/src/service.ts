@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type Router } from 'express';
 import type client from 'prom-client';
+import { buildInfo } from '@sett/config';
 import type { Logger } from '@sett/logger';
 import { clusterMetrics, shareMetricsWithPrimary } from './cluster';
 import { errorMiddleware, notFoundHandler } from './error-middleware';
@@ -60,8 +61,9 @@ export function createServiceApp(opts: ServiceAppOptions): Express {
   // First, so every answer carries X-Request-Id and every log line of the request names it.
   app.use(requestIdMiddleware());
   for (const h of opts.before ?? []) app.use(h);
+  const build = buildInfo();
   app.get('/_health', (_req, res) => {
-    res.json({ status: 'ok', service: opts.name });
+    res.json({ status: 'ok', service: opts.name, version: build.version, git_sha: build.gitSha });
   });
   app.get('/_ready', async (_req, res) => {
     const checks = await runChecks(opts.readiness);

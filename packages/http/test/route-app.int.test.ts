@@ -3,6 +3,7 @@
 // field or query parameter, unknown query parameters refused, JSON body limits and types, CORS
 // without credentials, metrics by route template, the access log, response checks, errors).
 import net from 'node:net';
+import { buildInfo } from '@sett/config';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sett/logger';
 import {
@@ -526,7 +527,12 @@ describe('operations', () => {
   });
 
   it('answers /_health and /_ready', async () => {
-    expect((await call('GET', '/_health')).json).toEqual({ status: 'ok', service: 'management' });
+    expect((await call('GET', '/_health')).json).toEqual({
+      status: 'ok',
+      service: 'management',
+      version: buildInfo().version,
+      git_sha: buildInfo().gitSha,
+    });
     expect((await call('GET', '/_ready')).status).toBe(200);
   });
 });

@@ -1,6 +1,7 @@
 // The shared service shell over a real socket: operational routes, error mapping, draining.
 import express from 'express';
 import { createSilentLogger } from '@sett/logger';
+import { buildInfo } from '@sett/config';
 import {
   createMetricsRegistry,
   createServiceApp,
@@ -59,7 +60,12 @@ describe('service shell', () => {
   it('answers health and readiness with JSON', async () => {
     const health = await fetch(`${base}/_health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok', service: 'test' });
+    expect(await health.json()).toEqual({
+      status: 'ok',
+      service: 'test',
+      version: buildInfo().version,
+      git_sha: buildInfo().gitSha,
+    });
     expect((await fetch(`${base}/_ready`)).status).toBe(200);
     dependencyUp = false;
     const notReady = await fetch(`${base}/_ready`);

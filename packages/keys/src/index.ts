@@ -47,3 +47,11 @@ export {
   decryptFlagPayload,
   decryptFlagPayloads,
 } from './flag-payloads';
+export {
+  UNKNOWN_KEY_LIMIT,
+  UNKNOWN_KEY_WINDOW_MS,
+  PROBATION_PER_SECOND,
+  PROBATION_BURST,
+  createKeyLookup,
+} from './key-lookup';
+export type { KeyLookup, KeyLookupOptions, KeyLookupResult } from './key-lookup';

@@ -20,6 +20,9 @@ export const SCOPES = [
   'cohort:write',
   'person:read',
   'person:write',
+  // PostHog's scope for its query API and the events endpoints.
+  'query:read',
+  'query:write',
   'personal_api_key:read',
   'personal_api_key:write',
 ] as const;

@@ -17,6 +17,7 @@ export {
   storedName,
   cleanJson,
   cleanString,
+  dropProtoKeys,
   exceedsDepth,
   findJsonProblem,
   unstorableReason,

@@ -160,6 +160,31 @@ function cleanChild(child: unknown, stack: object[], copy: (node: object) => obj
   return c;
 }
 
+/**
+ * Removes every `__proto__` key from parsed JSON, in place, without recursion (callers bound the
+ * depth first). JSON.parse makes such a key an ordinary own property, but Prisma leaves it out
+ * when it stores a Json column, so an answer built from the request would show a key that was
+ * never kept. Returns how many keys were removed.
+ */
+export function dropProtoKeys(value: unknown): number {
+  let dropped = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (!isContainer(node)) continue;
+    if (Array.isArray(node)) {
+      for (const child of node) if (isContainer(child)) stack.push(child);
+      continue;
+    }
+    if (Object.prototype.hasOwnProperty.call(node, '__proto__')) {
+      delete (node as Record<string, unknown>)['__proto__'];
+      dropped++;
+    }
+    for (const child of Object.values(node)) if (isContainer(child)) stack.push(child);
+  }
+  return dropped;
+}
+
 /** PostHog keeps at most this many characters of an event name or distinct id (ingestion cuts). */
 export const MAX_NAME_LENGTH = 200;
 

@@ -1,6 +1,7 @@
-// JSON Schemas of the public request bodies (spec 2.6 and 2.7). They check types only: an
-// event with no name or no distinct_id is still well-formed here, because the spec says such
-// events are dropped with a 200, not refused (spec section 7 rule 1).
+// JSON Schemas of the public request bodies (docs/interface.md, "Capturing events" and "Flag
+// evaluation"). They check types only: an event with no name or no distinct_id is still
+// well-formed here, because such events are dropped with a 200, not refused (docs/interface.md,
+// "Events that are not ingested").
 import type { FromSchema } from 'json-schema-to-ts';
 import { compile } from './ajv';
 

@@ -1,4 +1,11 @@
-import { cleanJson, exceedsDepth, findJsonProblem, MAX_JSON_DEPTH, unstorableReason } from '../src';
+import {
+  cleanJson,
+  dropProtoKeys,
+  exceedsDepth,
+  findJsonProblem,
+  MAX_JSON_DEPTH,
+  unstorableReason,
+} from '../src';
 
 const nested = (depth: number, leaf: unknown = 1): unknown => {
   let v: unknown = leaf;
@@ -54,5 +61,22 @@ describe('json safety', () => {
     let v: unknown = out;
     while (Array.isArray(v)) v = v[0];
     expect(v).toBe('\ufffd');
+  });
+});
+
+describe('dropProtoKeys', () => {
+  it('removes every own __proto__ key, at any depth and inside arrays, and nothing else', () => {
+    const value = JSON.parse(
+      '{"a":1,"__proto__":{"x":1},"n":{"__proto__":2,"constructor":3},"arr":[{"__proto__":4,"b":5}]}',
+    ) as Record<string, unknown>;
+    expect(dropProtoKeys(value)).toBe(3);
+    expect(value).toEqual({ a: 1, n: { constructor: 3 }, arr: [{ b: 5 }] });
+    expect(Object.getPrototypeOf(value)).toBe(Object.prototype);
+  });
+
+  it('walks deep values without recursion', () => {
+    let deep: unknown = JSON.parse('{"__proto__":1}');
+    for (let i = 0; i < 100_000; i++) deep = [deep];
+    expect(dropProtoKeys(deep)).toBe(1);
   });
 });

@@ -1,7 +1,7 @@
 import { describeAjvError, validateBatch, validateDecide, validateEvent } from '../src';
 
 describe('public request schemas', () => {
-  it('accepts PostHog event bodies, including ones the spec drops later', () => {
+  it('accepts PostHog event bodies, including ones ingestion drops later', () => {
     expect(
       validateEvent({
         api_key: 'phc_x',

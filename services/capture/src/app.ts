@@ -1,6 +1,6 @@
 // Builds the capture HTTP app from its dependencies, so tests run the real thing in-process
 // (port 0, real Redis, Postgres and broker) and main.ts only wires clients and starts it.
-import { createRouteApp, type RouteApp } from '@sett/http';
+import { createDecompressionBudget, createRouteApp, type RouteApp } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { Config } from '@sett/config';
 import type { TokenResolver } from '@sett/cache';
@@ -16,10 +16,12 @@ export type CaptureAppDeps = {
   config: {
     capture: Config['capture'];
     kafka: Pick<Config['kafka'], 'messageMaxBytes'>;
-    /** Absent: 0 (the first X-Forwarded-For entry). */
+    /** Absent: 0 (X-Forwarded-For ignored: the socket's peer is the client). */
     trustedProxyHops?: number;
     /** ACCESS_LOG_SAMPLE_RATE; absent: no access log. */
     http?: Pick<Config['http'], 'accessLogSampleRate'>;
+    /** DECOMPRESSION_BUDGET_BYTES; absent: decompressed bodies are not budgeted. */
+    decompressionBudgetBytes?: number;
   };
   logger: Logger;
   redis: Pick<Redis, 'ping'>;
@@ -46,6 +48,10 @@ export function createCaptureApp(deps: CaptureAppDeps): RouteApp {
   const handler = createCaptureHandler({
     maxBodyBytes: capture.maxBodyBytes,
     maxInflateRatio: capture.maxInflateRatio,
+    decompressionBudget:
+      deps.config.decompressionBudgetBytes === undefined
+        ? undefined
+        : createDecompressionBudget(deps.config.decompressionBudgetBytes),
     maxEventBytes: deps.config.kafka.messageMaxBytes - RECORD_HEADROOM_BYTES,
     clientIp: { trustedProxyHops: deps.config.trustedProxyHops ?? 0 },
     tokenResolver: deps.tokenResolver,

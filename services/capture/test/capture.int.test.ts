@@ -20,6 +20,8 @@ beforeAll(async () => {
       KAFKA_MESSAGE_MAX_BYTES: '20000',
       CAPTURE_OVERFLOW_RATE: '0.001',
       CAPTURE_OVERFLOW_BURST: '20',
+      // As behind the edge and one more proxy (docker-compose's Caddy and nginx).
+      TRUSTED_PROXY_HOPS: '2',
     },
   });
 }, 60_000);
@@ -87,7 +89,7 @@ describe('paths, methods and CORS', () => {
 });
 
 describe('the message on Kafka', () => {
-  it('carries key token:distinct_id, uuid, ip, now, sent_at and timestamp', async () => {
+  it('carries key token:distinct_id, uuid, ip (what the outer trusted proxy saw), now, sent_at and timestamp', async () => {
     const id = did();
     const uuid = '0190f5b2-1c3a-7c4e-9a2b-1234567890ab';
     const before = Date.now();
@@ -101,7 +103,8 @@ describe('the message on Kafka', () => {
         timestamp: '2024-12-31T23:59:59Z',
         properties: { $current_url: 'https://x' },
       }),
-      { 'x-forwarded-for': '203.0.113.9, 10.0.0.1' },
+      // The leftmost entry is the client's own writing: two trusted hops read past it.
+      { 'x-forwarded-for': '198.51.100.66, 203.0.113.9, 10.0.0.1' },
     );
     expect(res.status).toBe(200);
     await h.waitFor((all) => mine(id)(all).length === 1);

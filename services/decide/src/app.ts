@@ -5,7 +5,7 @@ import type { RequestListener } from 'node:http';
 import type { Express } from 'express';
 import type { Pool } from 'pg';
 import { redisKeys, type Redis } from '@sett/cache';
-import { createServiceApp, corsMiddleware, withRequestId } from '@sett/http';
+import { createDecompressionBudget, createServiceApp, corsMiddleware, withRequestId } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { Registry } from 'prom-client';
 import { createDecideMetrics, type DecideMetrics } from './decide/decide-metrics';
@@ -15,7 +15,7 @@ import { createDecideService, createRedisHealth, type DecideService } from './de
 import { createProjectResolver } from './decide/project-resolver';
 import { createFlagStore, type FlagStore } from './flags/flag-store';
 import { createLocalEvaluationHandler } from './local-evaluation/local-evaluation-handler';
-import { noGeoIp, type GeoIp } from './geoip/geoip';
+import { noGeoIp, type GeoIp } from '@sett/geoip';
 import { createPersonStore, type PersonStore } from './persons/person-store';
 import { createQuotaStore, createUsageCounter, type UsageCounter } from './quota/quota';
 import { createEarlyAccessFeatureStore } from './public-lists/early-access-feature-store';
@@ -40,8 +40,10 @@ export interface DecideConfig {
   redisBackoffMs?: number;
   /** How long one request waits for Postgres in total; default DEFAULT_POSTGRES_BUDGET_MS. */
   postgresBudgetMs?: number;
-  /** Proxies that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); default 0: its first entry. */
+  /** Proxies that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); default 0: the socket's peer. */
   trustedProxyHops?: number;
+  /** DECOMPRESSION_BUDGET_BYTES; absent: decompressed bodies are not budgeted. */
+  decompressionBudgetBytes?: number;
 }
 
 export interface DecideDeps {
@@ -164,6 +166,10 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     geoipEnabled: geoip !== noGeoIp,
     clientIp,
     maxBodyBytes: config.maxBodyBytes,
+    decompressionBudget:
+      config.decompressionBudgetBytes === undefined
+        ? undefined
+        : createDecompressionBudget(config.decompressionBudgetBytes),
     postgresBudgetMs: config.postgresBudgetMs,
     remoteConfig,
   };

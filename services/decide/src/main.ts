@@ -15,7 +15,7 @@ import {
 import { createPgPool } from '@sett/db';
 import { createRedis } from '@sett/cache';
 import { createDecideApp } from './app';
-import { noGeoIp, openGeoIp } from './geoip/geoip';
+import { noGeoIp, openGeoIp } from '@sett/geoip';
 
 async function main() {
   const config = loadConfigOrExit();
@@ -37,9 +37,10 @@ async function main() {
   const redis = createRedis({ url: config.redisUrl, name: 'sett-decide', onError: onRedisError });
   const subscriber = createRedis({ url: config.redisUrl, name: 'sett-decide-sub', onError: onRedisError });
   const geoip = config.decide.geoipEnabled
-    ? await openGeoIp(config.decide.geoipDatabasePath, () =>
-        logger.info('GeoIP database reloaded', { path: config.decide.geoipDatabasePath }),
-      )
+    ? await openGeoIp({
+        path: config.decide.geoipDatabasePath,
+        onReload: () => logger.info('GeoIP database reloaded', { path: config.decide.geoipDatabasePath }),
+      })
     : noGeoIp;
 
   const decide = createDecideApp({
@@ -57,6 +58,7 @@ async function main() {
       // A request waits for Postgres no longer than one statement may run (DECIDE_DATABASE_TIMEOUT_MS).
       postgresBudgetMs: timeouts.statementTimeoutMs,
       trustedProxyHops: config.trustedProxyHops,
+      decompressionBudgetBytes: config.decompressionBudgetBytes,
     },
   });
   const service = await startService({

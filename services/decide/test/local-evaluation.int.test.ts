@@ -270,6 +270,37 @@ describe('auth', () => {
   });
 });
 
+describe('CORS', () => {
+  // A server-to-server read authenticated by a secret: like management, it sends no CORS
+  // headers, on its answers and its errors alike, so a web page cannot read either.
+  it('no answer carries CORS headers: 200, 304, 401, 403, 405, preflights', async () => {
+    const origin = { origin: 'https://evil.example' };
+    const ok = await get(definitions(), keys.reader, origin);
+    const notModified = await get(definitions(), keys.reader, {
+      ...origin,
+      'if-none-match': ok.headers.get('etag')!,
+    });
+    const unknown = await get(definitions(), `phx_${'x'.repeat(40)}`, origin);
+    const forbidden = await get(definitions(), keys.noScope, origin);
+    const method = await fetch(`${h.url}${definitions()}`, { method: 'POST', headers: origin });
+    // A preflight must not allow what the answer then refuses to share.
+    const preflight = await fetch(`${h.url}${definitions()}`, {
+      method: 'OPTIONS',
+      headers: {
+        ...origin,
+        'access-control-request-method': 'GET',
+        'access-control-request-headers': 'authorization',
+      },
+    });
+    const statuses = [ok, notModified, unknown, forbidden].map((r) => r.status);
+    expect([...statuses, method.status]).toEqual([200, 304, 401, 403, 405]);
+    for (const res of [ok, notModified, unknown, forbidden, method, preflight]) {
+      const cors = [...res.headers.keys()].filter((k) => k.startsWith('access-control-'));
+      expect(cors).toEqual([]);
+    }
+  });
+});
+
 it('steady state: polling costs no Postgres query', async () => {
   await get(definitions(), keys.reader);
   await get(definitions(), secret);

@@ -1,13 +1,8 @@
 import { prepareProjectFlags } from '../src/flags/flag-definitions';
 import type { Pool } from 'pg';
 import { RateLimitedError } from '@sett/http';
-import { hashProjectSecretKey } from '@sett/keys';
-import {
-  authorize,
-  createKeyVerifier,
-  parseKeyHeader,
-  UNKNOWN_KEY_LIMIT,
-} from '../src/local-evaluation/local-evaluation-auth';
+import { hashProjectSecretKey, UNKNOWN_KEY_LIMIT } from '@sett/keys';
+import { authorize, createKeyVerifier, parseKeyHeader } from '../src/local-evaluation/local-evaluation-auth';
 import {
   buildLocalEvaluationBody,
   createLocalEvaluationBodies,
@@ -134,21 +129,24 @@ describe('key verifier', () => {
   const race = <T>(p: Promise<T>) => p;
   const secret = (value: string) => ({ kind: 'secret' as const, value });
 
-  it('refuses a client that keeps presenting unknown keys with 429, without another query', async () => {
+  it('refuses a client that keeps presenting unknown keys with 429, but never a valid key', async () => {
     const good = `phs_${'g'.repeat(43)}`;
     const fake = fakePool(hashProjectSecretKey(good));
     const verifier = createKeyVerifier({ pool: fake.pool, ttlMs: 60_000 });
-    expect(await verifier.verify(secret(good), race, '10.0.0.1')).toEqual({ kind: 'secret', teamId: 7 });
     for (let i = 0; i < UNKNOWN_KEY_LIMIT; i++)
       expect(
         await verifier.verify(secret(`phs_${String(i).padStart(43, 'x')}`), race, '10.0.0.1'),
       ).toBeNull();
+    await expect(verifier.verify(secret(`phs_${'z'.repeat(43)}`), race, '10.0.0.1')).rejects.toBeInstanceOf(
+      RateLimitedError,
+    );
+    // A repeated unknown key costs no query (remembered), and answers 429 too.
     const before = fake.queries();
     await expect(verifier.verify(secret(`phs_${'z'.repeat(43)}`), race, '10.0.0.1')).rejects.toBeInstanceOf(
       RateLimitedError,
     );
     expect(fake.queries()).toBe(before);
-    // A key it already proved still answers; other clients are not affected.
+    // A valid key never seen before is looked up and served; other clients are not affected.
     expect(await verifier.verify(secret(good), race, '10.0.0.1')).toEqual({ kind: 'secret', teamId: 7 });
     expect(await verifier.verify(secret(`phs_${'y'.repeat(43)}`), race, '10.0.0.2')).toBeNull();
   });

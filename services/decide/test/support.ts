@@ -11,7 +11,7 @@ import { createMetricsRegistry, startService, type RunningService } from '@sett/
 import { createSilentLogger } from '@sett/logger';
 import { createTestDatabase, freePort, uniqueName, type TestDatabase } from '@sett/testing';
 import { createDecideApp, type DecideApp, type DecideConfig } from '../src/app';
-import type { GeoIp } from '../src/geoip/geoip';
+import type { GeoIp } from '@sett/geoip';
 
 export const REDIS_URL = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 

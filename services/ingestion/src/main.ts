@@ -8,6 +8,7 @@ import { createMetricsRegistry, createServiceApp, serverTimeouts, startService }
 import { createRedis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { createKafka } from '@sett/kafka';
+import { noGeoIp, openGeoIp } from '@sett/geoip';
 import { ingestionReadiness } from './readiness';
 import { createIngestionWorker } from './worker';
 
@@ -44,6 +45,12 @@ async function main() {
     logLevel: 'warn',
   });
   const registry = createMetricsRegistry('ingestion');
+  const geoip = config.ingestion.geoipEnabled
+    ? await openGeoIp({
+        path: config.ingestion.geoipDatabasePath,
+        onReload: () => logger.info('GeoIP database reloaded', { path: config.ingestion.geoipDatabasePath }),
+      })
+    : noGeoIp;
   const worker = createIngestionWorker({
     kafka,
     pool,
@@ -53,6 +60,7 @@ async function main() {
     config: config.ingestion,
     tokenCacheTtlMs: config.tokenCache.ttlMs,
     messageMaxBytes: config.kafka.messageMaxBytes,
+    geoip,
   });
 
   const app = createServiceApp({

@@ -2,12 +2,35 @@
 // Events per second is rate(sett_ingestion_events_total[1m]).
 import { prom } from '@sett/http';
 import type { Registry } from 'prom-client';
+import type { DropReason, IngestionWarning } from './pipeline/types';
 
 export type IngestionMetrics = ReturnType<typeof createIngestionMetrics>;
 
-export function createIngestionMetrics(registry: Registry) {
+// Label values known before anything happens: their series are exported at 0 from the start, so
+// an alert's increase() sees the first dead letter, drop or restart (a series born at 1 has no
+// earlier sample to increase from).
+const DROP_REASONS = [
+  'missing_event_name',
+  'missing_distinct_id',
+  'unknown_token',
+  'duplicate_in_batch',
+] as const satisfies readonly DropReason[];
+const WARNINGS = [
+  'timestamp_missing',
+  'timestamp_invalid',
+  'timestamp_in_future',
+  'sent_at_invalid',
+  'now_invalid',
+] as const satisfies readonly IngestionWarning[];
+/** The batch stages that are retried (kafka/batch-handler.ts untilDone). */
+export const RETRY_STAGES = ['resolve_team', 'team_settings', 'postgres', 'dead_letter'] as const;
+
+export function createIngestionMetrics(
+  registry: Registry,
+  known: { topics: string[]; groups: string[] } = { topics: [], groups: [] },
+) {
   const registers = [registry];
-  return {
+  const metrics = {
     events: new prom.Counter({
       name: 'sett_ingestion_events_total',
       help: 'Events written to Postgres',
@@ -78,10 +101,24 @@ export function createIngestionMetrics(registry: Registry) {
       help: '$identify merges refused because the anonymous person was already identified',
       registers,
     }),
+    geoipLocated: new prom.Counter({
+      name: 'sett_ingestion_geoip_located_events_total',
+      help: 'Events given $geoip_* properties from their $ip',
+      registers,
+    }),
     groupTypeLimit: new prom.Counter({
       name: 'sett_ingestion_group_type_limit_total',
       help: '$groupidentify events whose group type did not fit the five types of the project (event stored, group not)',
       registers,
     }),
   };
+  for (const topic of known.topics) {
+    metrics.events.inc({ topic }, 0);
+    metrics.deadLetters.inc({ topic }, 0);
+  }
+  for (const reason of DROP_REASONS) metrics.drops.inc({ reason }, 0);
+  for (const stage of RETRY_STAGES) metrics.retries.inc({ stage }, 0);
+  for (const group of known.groups) metrics.consumerRestarts.inc({ group }, 0);
+  for (const type of WARNINGS) metrics.warnings.inc({ type }, 0);
+  return metrics;
 }

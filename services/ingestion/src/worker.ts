@@ -18,12 +18,15 @@ import {
   type ConsumerRunner,
   type PartitionLag,
 } from '@sett/kafka';
+import { noGeoIp, type GeoIp } from '@sett/geoip';
 import type { Logger } from '@sett/logger';
 import { RetryHealth, createBatchHandler, type DeadLetter } from './kafka/batch-handler';
 import { GROUP_IDS, consumerPlans, type ConsumerPlan } from './kafka/consumers';
 import { createIngestionMetrics } from './metrics';
 import type { WriteBatchResult } from './pipeline/write-batch';
+import { createTeamSteps } from './pipeline/team-steps';
 import { createTeamResolver } from './teams/team-resolver';
+import { createTeamSettingsStore } from './teams/team-settings';
 
 export type IngestionWorkerConfig = Pick<
   Config['ingestion'],
@@ -54,6 +57,8 @@ export type IngestionWorkerDeps = {
   tokenCacheTtlMs?: number;
   /** The Kafka message limit (KAFKA_MESSAGE_MAX_BYTES): dead letters are kept under it. */
   messageMaxBytes?: number;
+  /** $geoip_* properties from the event's $ip (projects may turn it off); default none. */
+  geoip?: GeoIp;
 };
 
 const DEFAULT_MESSAGE_MAX_BYTES = 1_000_000;
@@ -77,15 +82,24 @@ export type IngestionWorker = {
 
 export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorker {
   const { logger, config } = deps;
-  const metrics = createIngestionMetrics(deps.registry);
   const health = new RetryHealth();
   const plans = consumerPlans(config.topics, deps.groupIds ?? GROUP_IDS);
+  const metrics = createIngestionMetrics(deps.registry, {
+    topics: plans.flatMap((p) => p.topics),
+    groups: plans.map((p) => p.groupId),
+  });
   const producer = createBatchingProducer({ kafka: deps.kafka, lingerMs: 5, logger });
   const teams = createTeamResolver({
     pool: deps.pool,
     redis: deps.redis,
     logger,
     ttlMs: deps.tokenCacheTtlMs,
+  });
+
+  const teamSteps = createTeamSteps({
+    settings: createTeamSettingsStore({ pool: deps.pool, ttlMs: deps.tokenCacheTtlMs }),
+    geoip: deps.geoip ?? noGeoIp,
+    onLocated: (n) => metrics.geoipLocated.inc(n),
   });
 
   const sendDeadLetters = async (letters: DeadLetter[]) => {
@@ -125,6 +139,7 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     health,
     retry: deps.retry,
     afterPostgresCommit,
+    teamSteps,
   });
   const runners = plans.map((plan) => ({
     plan,

@@ -24,6 +24,7 @@ import { checkInput } from './input-rules';
 import { createMemberService } from './members/member-service';
 import { buildApiDocument } from './openapi/api-document';
 import { createOrganizationService } from './organizations/organization-service';
+import { linkOrigin } from './pagination/pagination';
 import { createPersonalApiKeyService } from './personal-api-keys/personal-api-key-service';
 import { createProjectService } from './projects/project-service';
 import { createRedisRateLimiter } from './rate-limit/rate-limiter';
@@ -37,8 +38,10 @@ export interface ManagementConfig {
   rateLimitPerMinute: number;
   /** Requests per minute per user over all of their keys (default twice the per-key limit). */
   userRateLimitPerMinute?: number;
-  /** SETT_PUBLIC_URL: base of absolute pagination URLs and the OpenAPI server; else taken from forwarded headers. */
+  /** SETT_PUBLIC_URL: base of absolute pagination URLs and the OpenAPI server; unset, page links are relative. */
   publicUrl?: string;
+  /** Proxies that append to X-Forwarded-For (TRUSTED_PROXY_HOPS); default 0: the socket's peer. */
+  trustedProxyHops?: number;
   /** How long a key lookup is cached in process (default 5 s). */
   authCacheTtlMs?: number;
   /** How long an organization's member count is cached in process (default 5 s; 0 = off). */
@@ -66,7 +69,13 @@ export interface ManagementDeps {
 
 export function createManagementApp(deps: ManagementDeps): RouteApp {
   const { prisma, pool, redis, logger, registry, config } = deps;
-  const keys = createKeyAuthenticator({ pool, prisma, logger, ttlMs: config.authCacheTtlMs });
+  const keys = createKeyAuthenticator({
+    pool,
+    prisma,
+    logger,
+    ttlMs: config.authCacheTtlMs,
+    clientIp: { trustedProxyHops: config.trustedProxyHops ?? 0 },
+  });
   const limiter = createRedisRateLimiter({
     redis,
     perKeyPerMinute: config.rateLimitPerMinute,
@@ -100,7 +109,9 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     },
     onJobQueued: deps.onJobQueued,
     // Built once, on first request: the tables do not change while the process runs.
-    openApiDocument: () => (openApi ??= buildApiDocument(config.publicUrl?.replace(/\/+$/, ''))),
+    // Its server is SETT_PUBLIC_URL (none when unset: clients resolve paths against where they
+    // fetched it).
+    openApiDocument: () => (openApi ??= buildApiDocument(linkOrigin(config.publicUrl) || undefined)),
   };
 
   return createRouteApp({
@@ -111,7 +122,7 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     deps: routeDeps,
     authenticators: {
       personal_key: personalKeyAuthenticator(keys) as Authenticator,
-      personal_or_secret_key: personalOrSecretKeyAuthenticator(keys, prisma) as Authenticator,
+      personal_or_secret_key: personalOrSecretKeyAuthenticator(keys) as Authenticator,
     },
     afterAuth: rateLimitAfterAuth(limiter),
     checkInput,

@@ -3,10 +3,17 @@
 // and no path segment, query parameter (name or value), JSON body key or string may hold
 // U+0000 or a lone UTF-16 surrogate (Postgres can store neither in text or jsonb), and the body
 // may nest at most MAX_JSON_DEPTH containers. Anything else is a 400 `validation_error` whose
-// attr names the field (`path` for a path segment), before any handler or query sees it.
+// attr names the field (`path` for a path segment), before any handler or query sees it. Body
+// keys named `__proto__` are dropped: Prisma does not store them, so no answer may show them.
 import type { FastifyRequest } from 'fastify';
 import { ValidationError } from '@sett/http';
-import { MAX_JSON_DEPTH, findJsonProblem, unstorableReason, type JsonProblem } from '@sett/schemas';
+import {
+  MAX_JSON_DEPTH,
+  dropProtoKeys,
+  findJsonProblem,
+  unstorableReason,
+  type JsonProblem,
+} from '@sett/schemas';
 
 function problemError(reason: JsonProblem['reason'], attr: string | null, where: string): ValidationError {
   switch (reason) {
@@ -66,4 +73,6 @@ export function checkQueryAndBody(query: unknown, body: unknown): void {
 export function checkInput(request: FastifyRequest): void {
   checkPath(request.url.split('?')[0] ?? '');
   checkQueryAndBody(request.query, request.body);
+  // Storage leaves `__proto__` keys out (Prisma), so they are dropped before anything echoes them.
+  dropProtoKeys(request.body);
 }

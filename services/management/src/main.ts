@@ -28,6 +28,8 @@ async function main() {
   const config = loadConfigOrExit(process.env, { requireEncryptionKey: true });
   const logger = createLogger({ level: config.log.level, format: config.log.format, service: 'management' });
   const encryptionKey = config.encryptionKey ?? developmentKey(logger);
+  if (!config.management.publicUrl && config.nodeEnv === 'production')
+    logger.warn('SETT_PUBLIC_URL is not set: list pages link to their next page with relative URLs');
   // Prisma for the CRUD, a small plain pool for the event/person reads (hand-written SQL).
   const prisma = createPrisma({
     databaseUrl: config.databaseUrl,
@@ -47,19 +49,21 @@ async function main() {
     onError: (err) => logger.warn('redis error', { err: err.message }),
   });
   // Person deletions, retention and purges of deleted projects (docs/data-lifecycle.md).
-  const jobs = createBackgroundJobs({ pool, logger, config: config.jobs });
+  const registry = createMetricsRegistry('management');
+  const jobs = createBackgroundJobs({ pool, logger, config: config.jobs, registry });
   const app = createManagementApp({
     onJobQueued: () => jobs.wake(),
     prisma,
     pool,
     redis,
     logger,
-    registry: createMetricsRegistry('management'),
+    registry,
     encryptionKey,
     config: {
       rateLimitPerMinute: config.management.rateLimitPerMinute,
       userRateLimitPerMinute: config.management.userRateLimitPerMinute,
       publicUrl: config.management.publicUrl,
+      trustedProxyHops: config.trustedProxyHops,
       accessLogSampleRate: config.http.accessLogSampleRate,
     },
   });

@@ -386,6 +386,7 @@ const projectRoutes = [
     handler: async ({ params, auth }, d) => {
       const team = await resolveProject(d.prisma, auth, params.project_id);
       const rotated = await d.projects.rotateSecretToken(team, auth.userId);
+      d.onCallersChanged(); // remembered secret keys (auth-middleware) must not outlive a rotation
       return projectJson(rotated.team, rotated.secretApiToken);
     },
   }),
@@ -398,7 +399,9 @@ const projectRoutes = [
     schema: { params: projectParams, response: { 200: projectSchema } },
     handler: async ({ params, auth }, d) => {
       const team = await resolveProject(d.prisma, auth, params.project_id);
-      return projectJson(await d.projects.deleteSecretTokenBackup(team, auth.userId));
+      const updated = await d.projects.deleteSecretTokenBackup(team, auth.userId);
+      d.onCallersChanged(); // the backup key must stop working at once
+      return projectJson(updated);
     },
   }),
 ];
@@ -867,7 +870,7 @@ const eventRoutes = [
     summary: 'List events, newest first (cursor pagination: follow next)',
     tag: 'events',
     compat: { posthog: 'differs', note: 'no select/where (HogQL); person_id takes the person uuid only' },
-    auth: personal('project:read'),
+    auth: personal('query:read'),
     schema: { params: projectParams, querystring: eventListQuery, response: { 200: eventPageSchema } },
     handler: async ({ params, query, auth, request }, d) => {
       const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
@@ -887,7 +890,7 @@ const personRoutes = [
       posthog: 'differs',
       note: 'search also matches the name property; no cohort filter, no CSV format',
     },
-    auth: personal('project:read'),
+    auth: personal('person:read'),
     schema: {
       params: projectParams,
       querystring: personListQuery,

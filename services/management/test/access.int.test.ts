@@ -152,13 +152,15 @@ const endpoints: Ep[] = [
   {
     method: 'GET',
     path: () => `/api/projects/${f.teamA.id}/events/`,
-    scope: 'project:read',
+    // PostHog's scope for its events endpoints (and the query API).
+    scope: 'query:read',
     otherOrg: () => `/api/projects/${f.teamB.id}/events/`,
   },
   {
     method: 'GET',
     path: () => `/api/projects/${f.teamA.id}/persons/`,
-    scope: 'project:read',
+    // The same scope as reading one person: a project:read key must not list everyone's emails.
+    scope: 'person:read',
     otherOrg: () => `/api/projects/${f.teamB.id}/persons/`,
   },
   { method: 'GET', path: () => '/api/personal_api_keys/', scope: 'personal_api_key:read' },

@@ -68,6 +68,21 @@ describe('filter tree', () => {
     for (let i = 0; i < MAX_COHORT_GROUP_DEPTH + 1; i++) node = { type: 'AND', values: [node] };
     expect(problem(() => checkCohortFilters({ properties: node })).attr).toBe('filters');
   });
+  test('regex and other values are bounded in size, naming the condition', () => {
+    const tree = (value: unknown, operator: string) => ({
+      properties: { type: 'AND', values: [{ ...leaf, operator, value }] },
+    });
+    const huge = problem(() => checkCohortFilters(tree('abcdefghij'.repeat(76_700), 'regex')));
+    expect(huge.attr).toBe('filters');
+    expect(huge.message).toMatch(/properties\.values\[0\].*longer than 4096 characters/);
+    expect(problem(() => checkCohortFilters(tree('.{999}'.repeat(5), 'not_regex'))).message).toMatch(
+      /too large/,
+    );
+    expect(problem(() => checkCohortFilters(tree(['x', 'v'.repeat(70_000)], 'exact'))).message).toMatch(
+      /longer than 65536 characters/,
+    );
+    expect(checkCohortFilters(tree('v'.repeat(65_536), 'icontains')).leaves).toBe(1);
+  });
 });
 
 test('hasCycle and behaviouralDependency stop at static cohorts', () => {

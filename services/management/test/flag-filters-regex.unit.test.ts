@@ -40,3 +40,19 @@ test('accepts patterns RE2 runs, including catastrophic-for-backtracking ones, a
   expect(() => checkFlagFilters(withPattern('exact', '(?=x)'), new Set())).not.toThrow();
   expect(() => checkFlagFilters(withPattern('regex', null), new Set())).not.toThrow();
 });
+
+test('refuses a 749 KB regex, and string values over the size limit, naming the property', () => {
+  const err = refusal(withPattern('regex', 'abcdefghij'.repeat(76_700)));
+  expect(err.status).toBe(400);
+  expect(err.attr).toBe('filters');
+  expect(err.message).toContain('"email"');
+  expect(err.message).toMatch(/4096 characters/);
+  for (const value of ['v'.repeat(65_537), ['ok', 'v'.repeat(65_537)]]) {
+    const tooLong = refusal(withPattern('exact', value));
+    expect(tooLong.status).toBe(400);
+    expect(tooLong.attr).toBe('filters');
+    expect(tooLong.message).toContain('"email"');
+    expect(tooLong.message).toMatch(/65536 characters/);
+  }
+  expect(() => checkFlagFilters(withPattern('exact', 'v'.repeat(65_536)), new Set())).not.toThrow();
+});

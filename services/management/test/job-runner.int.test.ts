@@ -224,3 +224,51 @@ it('purges a soft-deleted project and nothing else', async () => {
     progress: { events_deleted: 5, persons_deleted: 1 },
   });
 });
+
+it('counts each attempt by kind and outcome with its duration: retries, then the final failure; a success', async () => {
+  const { prom } = await import('@sett/http');
+  const { createJobMetrics } = await import('../src/jobs/job-metrics');
+  const registry = new prom.Registry();
+  const failing = `f-${randomUUID()}`;
+  const fine = `s-${randomUUID()}`;
+  const metrics = createJobMetrics({
+    registry,
+    pool,
+    logger: createSilentLogger(),
+    kinds: [failing, fine],
+    periods: {},
+  });
+  const r = createJobRunner({
+    pool,
+    logger: createSilentLogger(),
+    handlers: {
+      [failing]: async () => {
+        throw new Error('disk full');
+      },
+      [fine]: async (_job, ctx) => {
+        await ctx.step({ done: 1 });
+        return { kind: 'done', progress: { done: 1 } };
+      },
+    },
+    pollIntervalMs: 20,
+    retryBaseMs: 10,
+    onAttempt: (kind, outcome, seconds) => metrics.observe(kind, outcome, seconds),
+  });
+  runners.push(r);
+  const bad = (await enqueueJob(pool, { kind: failing, maxAttempts: 2 }))!;
+  const good = (await enqueueJob(pool, { kind: fine }))!;
+  r.start();
+  await waitForState(bad.id, ['failed']);
+  await waitForState(good.id, ['succeeded']);
+  const runs = (await registry.getSingleMetric('sett_background_job_runs_total')!.get()).values;
+  const count = (kind: string, outcome: string) =>
+    runs.find((v) => v.labels.kind === kind && v.labels.outcome === outcome)?.value;
+  expect([count(failing, 'retry'), count(failing, 'failed'), count(failing, 'succeeded')]).toEqual([1, 1, 0]);
+  expect([count(fine, 'succeeded'), count(fine, 'failed')]).toEqual([1, 0]);
+  const durations = (await registry.getSingleMetric('sett_background_job_duration_seconds')!.get()).values;
+  expect(
+    durations.find(
+      (v) => (v as { metricName?: string }).metricName?.endsWith('_count') && v.labels.kind === failing,
+    )?.value,
+  ).toBe(2);
+});

@@ -96,6 +96,30 @@ describe('SDK settings', () => {
   });
 });
 
+describe('privacy settings', () => {
+  it('anonymize_ips (off) and geoip_enabled (on) by default; PATCH changes them; wrong types are a 400 naming the field', async () => {
+    const before = await call(h, 'GET', `/api/projects/${f.teamA.id}/`, member);
+    expect(before.status).toBe(200);
+    expect(before.body).toMatchObject({ anonymize_ips: false, geoip_enabled: true });
+    const res = await call(h, 'PATCH', `/api/projects/${f.teamA.id}/`, member, {
+      anonymize_ips: true,
+      geoip_enabled: false,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ anonymize_ips: true, geoip_enabled: false });
+    const row = await h.prisma.team.findUniqueOrThrow({ where: { id: f.teamA.id } });
+    expect(row).toMatchObject({ anonymizeIps: true, geoipEnabled: false });
+    for (const [field, value] of [
+      ['anonymize_ips', 'yes'],
+      ['geoip_enabled', null],
+    ] as const) {
+      const bad = await call(h, 'PATCH', `/api/projects/${f.teamA.id}/`, member, { [field]: value });
+      expect(bad.status).toBe(400);
+      expect(bad.body).toMatchObject({ type: 'validation_error', attr: field });
+    }
+  });
+});
+
 describe('secret API key', () => {
   it('rotation shows a phs_ key once, stores its hash and keeps the previous one as the backup', async () => {
     const first = await call(h, 'PATCH', `/api/projects/${f.teamA2.id}/rotate_secret_token/`, admin);

@@ -9,7 +9,7 @@ import {
   uniqueKey,
   withoutEnrollment,
 } from '../src/feature-flags/flag-filters';
-import { decodeCursor, encodeCursor, envelope, parsePage, requestOrigin } from '../src/pagination/pagination';
+import { decodeCursor, encodeCursor, envelope, linkOrigin, parsePage } from '../src/pagination/pagination';
 import { stringifyPage } from '../src/users/user-page-json';
 
 const info = { origin: 'https://h', path: '/api/x/', query: { limit: '2', is_staff: 'true' } };
@@ -39,15 +39,10 @@ test('envelope next/previous', () => {
   });
 });
 
-test('origin from public URL, forwarded headers, then Host', () => {
-  expect(requestOrigin({ host: 'a' }, 'https://pub/')).toBe('https://pub');
-  expect(
-    requestOrigin(
-      { host: 'a', 'x-forwarded-proto': 'https, http', 'x-forwarded-host': 'edge.example' },
-      undefined,
-    ),
-  ).toBe('https://edge.example');
-  expect(requestOrigin({ host: 'a:8001' }, undefined)).toBe('http://a:8001');
+test('link origin: the public URL without its trailing slash, else relative links', () => {
+  expect(linkOrigin('https://pub/')).toBe('https://pub');
+  expect(linkOrigin('https://pub/sett//')).toBe('https://pub/sett');
+  expect(linkOrigin(undefined)).toBe('');
 });
 
 test('cursor round trip and rejection', () => {

@@ -1,6 +1,7 @@
 // Posts batches of prepared events to capture's /batch/ with historical_migration: true,
 // gzip-compressed. Retries with backoff on 429, 5xx (capture answers 503 with Retry-After while
-// Kafka is down) and network errors. A 400 or 413 for a batch is split in halves until the
+// Kafka is down) and network errors once capture has answered at least once; a network error
+// before any answer (a wrong --url: connection refused, unknown host) ends the import at once. A 400 or 413 for a batch is split in halves until the
 // refused events stand alone, so one event capture refuses costs only its own line.
 // Capture answers 200 {status: 1} only when Kafka acknowledged every event it kept.
 import zlib from 'node:zlib';
@@ -57,6 +58,9 @@ export function createCaptureClient(opts: CaptureClientOptions): CaptureClient {
   const maxBackoff = opts.maxBackoffMs ?? 30_000;
   const timeoutMs = opts.requestTimeoutMs ?? 120_000;
   const head = `{"api_key":${JSON.stringify(opts.token)},"historical_migration":true,"batch":[`;
+  // Until something answered at this URL, a network error means the URL is wrong, not that
+  // capture is restarting: retrying it for minutes only hides the typo.
+  let answered = false;
 
   /** One request with retries: 'ok', or the 4xx capture gave (400/413 are split by the caller). */
   async function post(items: BatchItem[]): Promise<{ status: number; detail: string }> {
@@ -74,6 +78,7 @@ export function createCaptureClient(opts: CaptureClientOptions): CaptureClient {
             ? AbortSignal.any([opts.signal, AbortSignal.timeout(timeoutMs)])
             : AbortSignal.timeout(timeoutMs),
         });
+        answered = true;
         const text = await res.text();
         status = res.status;
         if (res.status === 200) return { status: 200, detail: '' };
@@ -97,6 +102,10 @@ export function createCaptureClient(opts: CaptureClientOptions): CaptureClient {
         error = (e as Error).cause
           ? `${(e as Error).message}: ${String((e as { cause: unknown }).cause)}`
           : (e as Error).message;
+        if (!answered)
+          throw new ImportAbortedError(
+            `cannot reach capture at ${endpoint} (${error}): check --url (the edge, e.g. http://127.0.0.1:8000, or capture itself)`,
+          );
       }
       if (attempt >= maxAttempts)
         throw new ImportAbortedError(`gave up after ${maxAttempts} attempts: ${error}`);

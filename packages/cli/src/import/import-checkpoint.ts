@@ -58,7 +58,7 @@ export type Reject = { line: number; record: number; reason: string; text: strin
 
 export type RejectsFile = {
   add(r: Reject): void;
-  /** Records (seq) rejected so far, sorted. */
+  /** Records (seq) rejected so far, sorted (the file exists when there is one). */
   seqs: number[];
   close(): void;
 };
@@ -67,12 +67,15 @@ const TEXT_KEPT = 1000;
 
 /**
  * Opens the rejects file. On resume, the rejects of records at or after the checkpoint are
- * dropped (those records are read again and rejected again); earlier ones are kept.
+ * dropped (those records are read again and rejected again); earlier ones are kept. The file is
+ * only written when there is a reject to write: a clean run leaves none behind, and a stale one
+ * from an earlier run of the same file is removed rather than left to mislead.
  */
 export function openRejectsFile(file: string, keepBefore: number | null): RejectsFile {
   const seqs: number[] = [];
+  let kept: string[] = [];
   if (keepBefore !== null && fs.existsSync(file)) {
-    const kept = fs
+    kept = fs
       .readFileSync(file, 'utf8')
       .split('\n')
       .filter((l) => {
@@ -88,15 +91,15 @@ export function openRejectsFile(file: string, keepBefore: number | null): Reject
         }
         return false;
       });
-    fs.writeFileSync(file, kept.map((l) => `${l}\n`).join(''));
     seqs.sort((a, b) => a - b);
-  } else {
-    fs.writeFileSync(file, '');
   }
-  const fd = fs.openSync(file, 'a');
+  if (kept.length > 0) fs.writeFileSync(file, kept.map((l) => `${l}\n`).join(''));
+  else fs.rmSync(file, { force: true });
+  let fd: number | null = kept.length > 0 ? fs.openSync(file, 'a') : null;
   return {
     seqs,
     add(r) {
+      fd ??= fs.openSync(file, 'a');
       const text = r.text.length > TEXT_KEPT ? `${r.text.slice(0, TEXT_KEPT)}…` : r.text;
       fs.writeSync(fd, `${JSON.stringify({ line: r.line, record: r.record, reason: r.reason, text })}\n`);
       // Usually in order; refusals by capture can come after later records were read.
@@ -105,7 +108,8 @@ export function openRejectsFile(file: string, keepBefore: number | null): Reject
       seqs.splice(i, 0, r.record);
     },
     close() {
-      fs.closeSync(fd);
+      if (fd !== null) fs.closeSync(fd);
+      fd = null;
     },
   };
 }

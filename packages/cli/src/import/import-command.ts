@@ -4,6 +4,7 @@
 // after every acknowledged batch so that an interrupted run resumes where it stopped.
 // Exactly-once storage comes from deterministic uuids (import-event.ts) and ingestion writing
 // events idempotently on (team, uuid): a record sent twice is stored once.
+import fs from 'node:fs';
 import path from 'node:path';
 import { createCaptureClient, ImportAbortedError, type BatchItem } from './capture-client';
 import { csvToEvent, parseCsvHeader, type CsvHeader } from './csv-record';
@@ -58,7 +59,8 @@ export type ImportSummary = {
   /** Events in requests capture answered 200: Kafka acknowledged them. */
   accepted: number;
   rejected: number;
-  rejects_file: string;
+  /** Null when nothing was rejected (no file is written). */
+  rejects_file: string | null;
   checkpoint: string | null;
   resumed_from_line: number | null;
   seconds: number;
@@ -67,7 +69,7 @@ export type ImportSummary = {
 };
 
 export const DEFAULT_BATCH_BYTES = 4 * 1024 * 1024;
-/** Every request stays far under capture's 20 MB wire and 100 MB decompressed caps. */
+/** Every request stays under capture's 20 MB wire and (by default) 20 MB decompressed caps. */
 export const MAX_BATCH_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_EVENT_BYTES = 1_000_000;
 
@@ -261,7 +263,7 @@ export async function runImport(opts: ImportOptions): Promise<ImportSummary> {
     sent: dryRun ? 0 : sent,
     accepted: dryRun ? 0 : accepted,
     rejected,
-    rejects_file: rejectsPath,
+    rejects_file: rejects.seqs.length > 0 ? rejectsPath : null,
     checkpoint: dryRun ? null : checkpointPath,
     resumed_from_line: from ? from.line : null,
     seconds: Math.round(seconds * 100) / 100,
@@ -280,7 +282,7 @@ function emptySummary(opts: ImportOptions, rejectsPath: string, checkpointPath: 
     sent: 0,
     accepted: 0,
     rejected: 0,
-    rejects_file: rejectsPath,
+    rejects_file: fs.existsSync(rejectsPath) ? rejectsPath : null,
     checkpoint: checkpointPath,
     resumed_from_line: null,
     seconds: 0,

@@ -21,8 +21,10 @@ import Fastify, {
   type RouteOptions,
 } from 'fastify';
 import type client from 'prom-client';
+import { buildInfo } from '@sett/config';
 import type { Logger } from '@sett/logger';
 import { clusterMetrics, shareMetricsWithPrimary } from '../cluster';
+import { publicCorsHeaders } from '../cors';
 import { toSettError } from '../error-middleware';
 import {
   MethodNotAllowedError,
@@ -120,11 +122,17 @@ const DEFAULT_JSON_LIMIT = 1024 * 1024;
 /** The operational routes every service answers; not in OpenAPI, not behind the edge. */
 function operationalRoutes(opts: RouteAppOptions<unknown>): RouteOptions[] {
   shareMetricsWithPrimary(opts.registry);
+  const build = buildInfo();
   return [
     {
       method: 'GET',
       url: '/_health',
-      handler: async () => ({ status: 'ok', service: opts.name }),
+      handler: async () => ({
+        status: 'ok',
+        service: opts.name,
+        version: build.version,
+        git_sha: build.gitSha,
+      }),
     },
     {
       method: 'GET',
@@ -178,12 +186,11 @@ async function runChecks(checks: Record<string, ReadinessCheck>, timeoutMs = 200
 }
 
 /** CORS on every answer: any origin may read it, with no credentials (no Sett endpoint reads
- * cookies cross-site; the console is served from the same origin). */
+ * cookies cross-site; the console is served from the same origin). The policy is cors.ts'. */
 function setCors(request: FastifyRequest, reply: FastifyReply): void {
-  const origin = request.headers.origin;
   // On the node:http response, so that handlers writing it themselves (capture) keep them.
-  reply.raw.setHeader('Access-Control-Allow-Origin', origin && origin !== 'null' ? origin : '*');
-  reply.raw.setHeader('Vary', 'Origin');
+  for (const [name, value] of Object.entries(publicCorsHeaders(request.headers.origin)))
+    reply.raw.setHeader(name, value);
 }
 
 /** A bearer credential masked as Sett shows keys elsewhere (`phx_...abcd`): its kind and last

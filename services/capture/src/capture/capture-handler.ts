@@ -15,6 +15,7 @@ import {
   ServiceUnavailableError,
   ValidationError,
   type ClientIpOptions,
+  type DecompressionBudget,
 } from '@sett/http';
 import { exceedsDepth, MAX_JSON_DEPTH } from '@sett/schemas';
 import { encodeCaptureMessage, ProduceError, type ProducerMessage } from '@sett/kafka';
@@ -36,6 +37,8 @@ export type CaptureProducer = { send(topic: string, messages: ProducerMessage[])
 export type CaptureRouteDeps = {
   maxBodyBytes: number;
   maxInflateRatio: number;
+  /** The process' budget of decompressed bytes in flight (shared by every request). */
+  decompressionBudget?: DecompressionBudget;
   /** Largest message (value and key) accepted; bigger events are refused or dropped (Kafka's message.max.bytes). */
   maxEventBytes: number;
   tokenResolver: TokenResolver;
@@ -44,7 +47,7 @@ export type CaptureRouteDeps = {
   limiter: KeyLimiter | null;
   metrics: CaptureMetrics;
   logger: Logger;
-  /** How the client address ($ip) is read; default: the first X-Forwarded-For entry. */
+  /** How the client address ($ip) is read; default: the socket's peer (no trusted proxies). */
   clientIp?: ClientIpOptions;
 };
 
@@ -89,7 +92,12 @@ export function createCaptureHandler(deps: CaptureRouteDeps): CaptureHandler {
         contentEncoding: req.headers['content-encoding'],
         compression: query?.get('compression') ?? undefined,
       },
-      { maxInflatedBytes: deps.maxBodyBytes * deps.maxInflateRatio },
+      {
+        maxInflatedBytes: deps.maxBodyBytes * deps.maxInflateRatio,
+        budget: deps.decompressionBudget,
+        // The parsed body lives until the answer is sent (messages are built from it).
+        heldUntil: res,
+      },
     );
 
     // 2. Shape, api key.

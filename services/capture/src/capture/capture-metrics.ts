@@ -1,11 +1,21 @@
 // Capture's own Prometheus metrics (requests by route and status come from @sett/http).
 import { prom } from '@sett/http';
 import type { Registry } from 'prom-client';
+import { TOPICS } from '@sett/kafka';
+import type { DropReason } from '../events/to-message';
 
 export type CaptureMetrics = ReturnType<typeof createCaptureMetrics>;
 
+// Known label values are exported at 0 from the start, so increase() sees the first event.
+const DROP_REASONS = [
+  'missing_event_name',
+  'missing_distinct_id',
+  'too_large',
+  'too_deep',
+] as const satisfies readonly DropReason[];
+
 export function createCaptureMetrics(registry: Registry) {
-  return {
+  const metrics = {
     accepted: new prom.Counter({
       name: 'capture_events_accepted_total',
       help: 'Events acknowledged by Kafka, by topic',
@@ -26,4 +36,7 @@ export function createCaptureMetrics(registry: Registry) {
       registers: [registry],
     }),
   };
+  for (const topic of [TOPICS.main, TOPICS.overflow, TOPICS.historical]) metrics.accepted.inc({ topic }, 0);
+  for (const reason of DROP_REASONS) metrics.dropped.inc({ reason }, 0);
+  return metrics;
 }

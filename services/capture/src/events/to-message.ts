@@ -1,5 +1,6 @@
-// One raw event -> the CaptureMessage that goes to Kafka, or the reason it is dropped (spec
-// section 7: no name, no distinct_id or an empty one -> not ingested, response still 200). Pure.
+// One raw event -> the CaptureMessage that goes to Kafka, or the reason it is dropped (no name,
+// no distinct_id or an empty one -> not ingested, response still 200: docs/interface.md, "Events
+// that are not ingested"). Pure.
 import type { CaptureMessage } from '@sett/kafka';
 import { v7 as uuidv7 } from 'uuid';
 import type { RawEvent } from './unpack-body';
@@ -72,7 +73,10 @@ export function toMessage(e: RawEvent, ctx: RequestContext): ToMessageResult {
       uuid: typeof e.uuid === 'string' && isUuid(e.uuid) ? e.uuid.toLowerCase() : uuidv7(),
       token: ctx.token,
       distinct_id: distinctId,
-      ip: ctx.ip,
+      // A historical batch is sent by a backfill (sett import, an SDK's historical migration),
+      // not by the user's device: its address is the importer's, so it is not the event's $ip.
+      // An $ip the source record carries in its properties is kept.
+      ip: ctx.historical ? null : ctx.ip,
       now: ctx.now,
       sent_at: ctx.sentAt ?? parseSentAt(undefined, e.sent_at),
       event: e.event,

@@ -1,7 +1,7 @@
 // The JSON object of a decide/flags request. Decoding (gzip, lz64, base64, form fields, curl's
 // form-labelled JSON) is the shared public-body decoder of @sett/http, the same as capture's;
 // decide adds that the result must be one JSON object.
-import { decodeBody, ValidationError } from '@sett/http';
+import { decodeBody, ValidationError, type DecompressionBudget } from '@sett/http';
 
 export interface EncodedBody {
   /** Raw body bytes (already inflated when the request had Content-Encoding: gzip). */
@@ -11,6 +11,8 @@ export interface EncodedBody {
   compression?: string;
   /** Largest decompressed body accepted. */
   maxBytes: number;
+  /** The process' decompression budget, held while the body is decoded (bodies are small). */
+  budget?: DecompressionBudget;
 }
 
 export async function decodeDecideBody(input: EncodedBody): Promise<Record<string, unknown>> {
@@ -21,7 +23,7 @@ export async function decodeDecideBody(input: EncodedBody): Promise<Record<strin
       contentEncoding: undefined,
       compression: input.compression,
     },
-    { maxInflatedBytes: input.maxBytes },
+    { maxInflatedBytes: input.maxBytes, budget: input.budget },
   );
   if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
     throw new ValidationError('Malformed request body: expected a JSON object.', null, 'invalid_payload');

@@ -3,6 +3,8 @@
 // properties came from, errors while computing, and quota limiting.
 import { prom } from '@sett/http';
 import type { Registry } from 'prom-client';
+import type { FlagSource } from '../flags/flag-store';
+import type { Lookup } from './gather-inputs';
 
 export interface DecideMetrics {
   requests: prom.Counter<'endpoint' | 'shape' | 'outcome'>;
@@ -16,7 +18,7 @@ export interface DecideMetrics {
 
 export function createDecideMetrics(registry: Registry): DecideMetrics {
   const registers = [registry];
-  return {
+  const metrics: DecideMetrics = {
     requests: new prom.Counter({
       name: 'decide_requests_total',
       help: 'Flag evaluation requests by endpoint, response shape and outcome',
@@ -59,4 +61,16 @@ export function createDecideMetrics(registry: Registry): DecideMetrics {
       registers,
     }),
   };
+  // Known label values are exported at 0 from the start, so increase() sees the first event.
+  for (const source of ['local', 'redis', 'postgres'] as const satisfies readonly FlagSource[])
+    metrics.flagSource.inc({ source }, 0);
+  for (const kind of [
+    'person',
+    'group',
+    'hash_key_override',
+    'static_cohort',
+  ] as const satisfies readonly Lookup[])
+    metrics.propertyLookups.inc({ kind }, 0);
+  for (const cause of ['property_lookup', 'evaluation']) metrics.errorsWhileComputing.inc({ cause }, 0);
+  return metrics;
 }

@@ -12,6 +12,7 @@ import {
   ServiceUnavailableError,
   ValidationError,
   type ClientIpOptions,
+  type DecompressionBudget,
 } from '@sett/http';
 import {
   MAX_JSON_DEPTH,
@@ -41,9 +42,11 @@ export interface DecideRoutesDeps {
   projects: ProjectResolver;
   metrics: DecideMetrics;
   geoipEnabled: boolean;
-  /** How the client address (GeoIP) is read; default: the first X-Forwarded-For entry. */
+  /** How the client address (GeoIP) is read; default: the socket's peer (no trusted proxies). */
   clientIp?: ClientIpOptions;
   maxBodyBytes: number;
+  /** The process' budget of decompressed bytes in flight (lz64, base64 and gzip-js bodies). */
+  decompressionBudget?: DecompressionBudget;
   /** How long one request waits for Postgres in total (postgres-deadline.ts). */
   postgresBudgetMs?: number;
   /** The remote config documents merged into `config=true` answers. */
@@ -122,6 +125,7 @@ async function readDecideRequest(
     contentType: req.headers['content-type'],
     compression: typeof req.compression === 'string' ? req.compression : undefined,
     maxBytes: deps.maxBodyBytes,
+    budget: deps.decompressionBudget,
   });
 
   const token = nonEmptyString(body.api_key) ?? nonEmptyString(body.token) ?? nonEmptyString(body.$token);
@@ -163,7 +167,7 @@ async function readDecideRequest(
   }
 
   const flagKeys = requestedFlagKeys(body as Record<string, unknown>);
-  const groups: Record<string, string> = {};
+  const groups = Object.create(null) as Record<string, string>; // client-chosen group type names
   for (const [type, key] of Object.entries(body.groups ?? {})) groups[type] = String(key);
   const anon = body.$anon_distinct_id;
   const input: DecideInput = {
@@ -226,7 +230,6 @@ function requestedFlagKeys(body: Record<string, unknown>): ReadonlySet<string> |
   }
   return undefined;
 }
-
 
 /** The answer's `requestId` (a UUID, as PostHog's): the request's X-Request-Id when it is one,
  * so an SDK's `$feature_flag_called` event can be matched with decide's log lines. */

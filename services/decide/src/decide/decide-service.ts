@@ -9,7 +9,7 @@ import type { Redis } from '@sett/cache';
 import { ServiceUnavailableError } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { FlagStore } from '../flags/flag-store';
-import type { GeoIp } from '../geoip/geoip';
+import type { GeoIp } from '@sett/geoip';
 import type { PersonStore } from '../persons/person-store';
 import type { QuotaStore, UsageCounter } from '../quota/quota';
 import type { EvaluationOutcome } from './response-format';

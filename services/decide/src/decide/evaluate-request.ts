@@ -48,7 +48,8 @@ export function evaluateRequest(input: DecideInput, gathered: Ready, at: Date): 
 
 /** The request's group properties, over the stored ones key by key (the request's win). */
 function groupPropertiesOf(input: DecideInput, gathered: Ready): Record<string, Record<string, unknown>> {
-  const out: Record<string, Record<string, unknown>> = {};
+  // No prototype: a group type named `__proto__` is an entry, not the object's prototype.
+  const out = Object.create(null) as Record<string, Record<string, unknown>>;
   for (const [name, props] of Object.entries(input.groupProperties)) out[name] = props;
   for (const ref of gathered.groupRefs) {
     const name = gathered.project.groupTypes[ref.groupTypeIndex]!;

@@ -28,7 +28,7 @@ import type { ProjectRef } from '@sett/cache';
 import { requiredGroupProperties } from '@sett/flags';
 import type { FlagSource, FlagStore } from '../flags/flag-store';
 import type { ProjectFlags } from '../flags/flag-definitions';
-import type { GeoIp } from '../geoip/geoip';
+import type { GeoIp } from '@sett/geoip';
 import type { GroupRef, PersonStore, StoredPerson } from '../persons/person-store';
 import type { QuotaStore, UsageCounter } from '../quota/quota';
 import type { PostgresDeadline } from './postgres-deadline';

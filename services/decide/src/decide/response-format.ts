@@ -1,5 +1,5 @@
 // The response shapes of PostHog's decide/flags versions, built from one evaluation result.
-// decide v4 and /flags v2+: `flags` keyed by flag key (spec 2.7). decide v3 and /flags without
+// decide v4 and /flags v2+: `flags` keyed by flag key (docs/interface.md, "Flag evaluation"). decide v3 and /flags without
 // a version: `featureFlags` (every evaluated flag: variant, true or false) and
 // `featureFlagPayloads` (enabled flags with a payload). decide v2: `featureFlags` with enabled
 // flags only. decide without v (v1): `featureFlags` as a list of enabled keys. Every shape ends
@@ -84,6 +84,11 @@ function flagValue(result: FlagResult): string | boolean {
   return result.enabled && result.variant !== undefined ? result.variant : result.enabled;
 }
 
+/** A map by flag key with no prototype, so a flag keyed `__proto__` is an entry like any other. */
+function keyed<T>(): Record<string, T> {
+  return Object.create(null) as Record<string, T>;
+}
+
 export function formatResponse(
   shape: ResponseShape,
   outcome: EvaluationOutcome,
@@ -93,14 +98,14 @@ export function formatResponse(
   const results = Object.values(outcome.flags);
   switch (shape) {
     case 'v4': {
-      const flags: Record<string, FlagEntry> = {};
+      const flags = keyed<FlagEntry>();
       for (const r of results) flags[r.key] = flagEntry(r);
       body.flags = flags;
       break;
     }
     case 'v3': {
-      const featureFlags: Record<string, string | boolean> = {};
-      const featureFlagPayloads: Record<string, string> = {};
+      const featureFlags = keyed<string | boolean>();
+      const featureFlagPayloads = keyed<string>();
       for (const r of results) {
         featureFlags[r.key] = flagValue(r);
         if (r.enabled && r.metadata.payload !== undefined) featureFlagPayloads[r.key] = r.metadata.payload;
@@ -110,7 +115,7 @@ export function formatResponse(
       break;
     }
     case 'v2': {
-      const featureFlags: Record<string, string | boolean> = {};
+      const featureFlags = keyed<string | boolean>();
       for (const r of results) if (r.enabled) featureFlags[r.key] = flagValue(r);
       body.featureFlags = featureFlags;
       break;

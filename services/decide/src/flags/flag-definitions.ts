@@ -5,6 +5,7 @@ import {
   cohortClosure,
   cohortIdOf,
   conditionFilters,
+  projectRegexPatterns,
   requiredGroupProperties,
   requiredPersonProperties,
   resolveDependency,
@@ -49,6 +50,8 @@ export interface ProjectFlags {
   usesCohorts: boolean;
   /** Whether any live flag needs static cohort membership (a lookup per request). */
   needsStaticCohorts: boolean;
+  /** The regex values of live flags and cohorts, compiled in turns when the list is loaded. */
+  regexPatterns: unknown[];
 }
 
 type Raw = Record<string, unknown>;
@@ -68,7 +71,7 @@ function redactPayloads(filters: unknown): unknown {
   if (!filters || typeof filters !== 'object') return filters;
   const payloads = (filters as Raw).payloads;
   if (!payloads || typeof payloads !== 'object') return filters;
-  const redacted: Record<string, string> = {};
+  const redacted = Object.create(null) as Record<string, string>; // variant keys may be `__proto__`
   for (const key of Object.keys(payloads)) redacted[key] = REDACTED_PAYLOAD_VALUE;
   return { ...(filters as Raw), payloads: redacted };
 }
@@ -236,5 +239,6 @@ export function prepareProjectFlags(
     cohorts,
     usesCohorts,
     needsStaticCohorts: prepared.some((p) => p.staticCohorts.length > 0),
+    regexPatterns: projectRegexPatterns(flags, cohorts.values()),
   };
 }

@@ -3,7 +3,9 @@
 // an in-process copy (short TTL, dropped at once when the flags-changed channel names the
 // project), else one Redis MGET, else Postgres (three queries in parallel), written back to Redis
 // so the next instance finds it there. While Redis is marked down (redisHealth), Postgres is the
-// source and nothing is written back. Decide's evaluation and local evaluation both load here.
+// source and nothing is written back. Decide's evaluation and local evaluation both load here. A
+// list loaded from Redis or Postgres has its new regex patterns compiled before it is handed out,
+// one per turn of the event loop.
 import type { Pool } from 'pg';
 import {
   decodeCohortList,
@@ -16,6 +18,7 @@ import {
   type Redis,
 } from '@sett/cache';
 import type { Logger } from '@sett/logger';
+import { compileRegexesInTurns } from '@sett/flags';
 import { prepareProjectFlags, type ProjectFlags } from './flag-definitions';
 
 export type FlagSource = 'local' | 'redis' | 'postgres';
@@ -129,16 +132,21 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
       const cached = store.cached(teamId);
       if (cached) return { project: cached, source: 'local' };
       let redisOk = redisHealth.usable();
+      let project: ProjectFlags | undefined;
       if (redisOk) {
         try {
-          const project = store.fromRedis(teamId, await opts.redis.mget(...store.redisKeys(teamId)));
-          if (project) return { project, source: 'redis' };
+          project = store.fromRedis(teamId, await opts.redis.mget(...store.redisKeys(teamId)));
         } catch (err) {
           redisOk = false;
           redisHealth.failed(err);
         }
       }
-      return { project: await race(store.fromPostgres(teamId, redisOk)), source: 'postgres' };
+      const source = project ? 'redis' : 'postgres';
+      project ??= await race(store.fromPostgres(teamId, redisOk));
+      // Patterns met for the first time are compiled one per turn, so that a project with many
+      // new ones does not hold up every other request (@sett/flags regex-warmup.ts).
+      await compileRegexesInTurns(project.regexPatterns);
+      return { project, source };
     },
     cached: (teamId) => local.get(teamId),
     redisKeys: (teamId) => [redisKeys.flags(teamId), redisKeys.groupTypes(teamId), redisKeys.cohorts(teamId)],

@@ -1,16 +1,14 @@
 // Who may read a project's flag definitions: `Authorization: Bearer <key>` where the key is a
 // personal API key (phx_) with feature_flag:read whose user belongs to the project's
 // organization, or the project's own secret key (phs_, current or backup after a rotation).
-// Keys are looked up by hash in Postgres (decide has no Prisma; the scheme is @sett/keys') and
-// remembered for a few seconds, good or unknown, so steady polling costs no query; concurrent
-// misses for one key share one query. Pure checks (shape, scope, project) are separate from the
-// lookup so they have unit tests. Guessing keys costs a query each, so a client whose lookups
-// found no key UNKNOWN_KEY_LIMIT times within UNKNOWN_KEY_WINDOW_MS gets 429 for further lookups
-// (keys already remembered still answer) until it stops for that long.
-import { createLocalCache } from '@sett/cache';
+// Keys are looked up by hash in Postgres (decide has no Prisma; the scheme is @sett/keys') through
+// @sett/keys' createKeyLookup, shared with management: answers, good or unknown, are remembered
+// for a few seconds, so steady polling costs no query, and a client address that keeps
+// presenting unknown keys is throttled (429) without ever refusing a valid key. Pure checks
+// (shape, scope, project) are separate from the lookup so they have unit tests.
 import type { Pool } from 'pg';
 import { AuthenticationError, ForbiddenError, RateLimitedError, bearerToken } from '@sett/http';
-import { hasScope, hashPersonalApiKey, hashProjectSecretKey } from '@sett/keys';
+import { createKeyLookup, hasScope, hashPersonalApiKey, hashProjectSecretKey } from '@sett/keys';
 
 export type Credential =
   | { kind: 'personal'; scopes: readonly string[]; organizationIds: ReadonlySet<string> }
@@ -76,14 +74,11 @@ UNION ALL
 SELECT id FROM teams WHERE secret_api_token_backup_hash = $1
 LIMIT 1`;
 
-/** Unknown keys one client may present before its lookups are refused with 429. */
-export const UNKNOWN_KEY_LIMIT = 30;
-export const UNKNOWN_KEY_WINDOW_MS = 60_000;
-
 export interface KeyVerifier {
   /**
    * The credential of a presented key; null when no key has that hash. Rejects on Postgres
-   * errors, and with RateLimitedError when `client` has presented too many unknown keys.
+   * errors, and with RateLimitedError when `client` is over the unknown-key limit and the key
+   * is not a valid one (@sett/keys createKeyLookup).
    */
   verify(
     key: PresentedKey,
@@ -99,18 +94,13 @@ export function createKeyVerifier(opts: {
   maxEntries?: number;
   now?: () => number;
 }): KeyVerifier {
-  const cache = createLocalCache<string, Credential | null>({
+  // Keyed on the key as presented (its phx_/phs_ prefix says which kind): a hit costs no hashing.
+  const keys = createKeyLookup<Credential>({
     ttlMs: opts.ttlMs,
     maxEntries: opts.maxEntries ?? 10_000,
     now: opts.now,
+    load: (value) => lookup({ kind: value.startsWith('phs_') ? 'secret' : 'personal', value }),
   });
-  // Per client address: unknown keys presented, forgotten after a quiet window.
-  const unknownByClient = createLocalCache<string, number>({
-    ttlMs: UNKNOWN_KEY_WINDOW_MS,
-    maxEntries: 50_000,
-    now: opts.now,
-  });
-  const inflight = new Map<string, Promise<Credential | null>>();
 
   async function lookup(key: PresentedKey): Promise<Credential | null> {
     if (key.kind === 'secret') {
@@ -127,34 +117,12 @@ export function createKeyVerifier(opts: {
 
   return {
     async verify(key, race, client) {
-      // The prefix is part of the key (phx_/phs_), so the value alone identifies it.
-      const cacheKey = key.value;
-      const hit = cache.get(cacheKey);
-      if (hit !== undefined) return hit;
-      if (client !== undefined && (unknownByClient.get(client) ?? 0) >= UNKNOWN_KEY_LIMIT)
-        throw new RateLimitedError(Math.ceil(UNKNOWN_KEY_WINDOW_MS / 1000));
-      let p = inflight.get(cacheKey);
-      if (!p) {
-        p = lookup(key).then(
-          (credential) => {
-            inflight.delete(cacheKey);
-            cache.set(cacheKey, credential);
-            return credential;
-          },
-          (err: unknown) => {
-            inflight.delete(cacheKey);
-            throw err;
-          },
-        );
-        inflight.set(cacheKey, p);
-      }
-      const credential = await race(p);
-      if (credential === null && client !== undefined)
-        unknownByClient.set(client, (unknownByClient.get(client) ?? 0) + 1);
-      return credential;
+      const found = await keys.find(key.value, client, race);
+      if (found.kind === 'throttled') throw new RateLimitedError(found.retryAfterSeconds);
+      return found.kind === 'found' ? found.value : null;
     },
     clear() {
-      cache.clear();
+      keys.clear();
     },
   };
 }

@@ -4,8 +4,9 @@
 // project (in-process cache, else Redis, else Postgres) and key -> credential (in-process
 // cache, else one Postgres query) together, authorization, the flag list (in-process copy,
 // else one Redis MGET), the body serialised once per list version (local-evaluation-body.ts),
-// then 304 when If-None-Match holds its ETag, else 200. The handler returns false for any other
-// path (and for preflights), which the caller then serves.
+// then 304 when If-None-Match holds its ETag, else 200. No answer carries CORS headers (a
+// preflight gets 204 without them). The handler returns false for any other path, which the
+// caller then serves.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import {
@@ -50,7 +51,7 @@ export interface LocalEvaluationDeps {
   registry: Registry;
   /** How long one request waits for Postgres in total. */
   postgresBudgetMs: number;
-  /** How the client address (the unknown-key limit's key) is read; default: first X-Forwarded-For entry. */
+  /** How the client address (the unknown-key limit's key) is read; default: the socket's peer. */
   clientIp?: ClientIpOptions;
 }
 
@@ -112,7 +113,14 @@ export function createLocalEvaluationHandler(deps: LocalEvaluationDeps): LocalEv
   return (req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    if (!PATHS.has(q === -1 ? url : url.slice(0, q)) || req.method === 'OPTIONS') return false;
+    if (!PATHS.has(q === -1 ? url : url.slice(0, q))) return false;
+    // A read for servers holding a secret key: no CORS headers on any answer (as management), so
+    // a preflight is answered here, without them, instead of by decide's public CORS policy.
+    if (req.method === 'OPTIONS') {
+      res.writeHead(204, { Allow: 'GET, HEAD, OPTIONS' });
+      res.end();
+      return true;
+    }
     // No body is read: node:http discards an unread request body once the response ends.
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       fail(res, req, new MethodNotAllowedError(req.method ?? '', ['GET', 'HEAD']));

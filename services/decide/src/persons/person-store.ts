@@ -1,6 +1,6 @@
 // Stored person and group properties, and experience-continuity hash keys, read from the
 // tables ingestion writes. Decide asks only when a flag needs a property the request did not
-// give (spec 4.3 rule 4); answers are cached briefly in process.
+// give (docs/interface.md, "Flag evaluation"); answers are cached briefly in process.
 import { createLocalCache } from '@sett/cache';
 import type { Pool } from 'pg';
 import { cleanString, storedName } from '@sett/schemas';
@@ -230,7 +230,7 @@ export function createPersonStore(opts: PersonStoreOptions): PersonStore {
         [teamId, distinctIds, flagKeys],
       );
       // The key of the identified id's own person wins over the anonymous person's.
-      const result: Record<string, string> = {};
+      const result = Object.create(null) as Record<string, string>; // keyed by flag key
       for (const row of rows) if (row.distinct_id !== distinctId) result[row.feature_flag_key] = row.hash_key;
       for (const row of rows) if (row.distinct_id === distinctId) result[row.feature_flag_key] = row.hash_key;
       overrides.set(cacheKey, result);

@@ -1,4 +1,4 @@
-// Per-organization flag quota (spec 7 rule 4). Usage is counted in Redis per billing period;
+// Per-organization flag quota (docs/interface.md, "Flag evaluation"). Usage is counted in Redis per billing period;
 // each process adds its requests to the shared counter in batches (INCRBY, about once a
 // second, together with a membership test of the "limited organizations" set that billing
 // tooling may fill), so the hot path costs no round trip. An organization's first request in a

@@ -25,6 +25,7 @@ import {
   type TeamEvent,
 } from '../pipeline/types';
 import { writeBatch, type WriteBatchResult } from '../pipeline/write-batch';
+import type { TeamSteps } from '../pipeline/team-steps';
 import type { TeamResolver } from '../teams/team-resolver';
 
 export type DeadLetter = {
@@ -52,6 +53,8 @@ export type BatchHandlerDeps = {
    * redelivers a batch whose rows are already stored, which is harmless.
    */
   afterPostgresCommit?: (result: WriteBatchResult) => Promise<void>;
+  /** Per-project settings (GeoIP, anonymize_ips) before the write, ingested_event after it. */
+  teamSteps?: TeamSteps;
 };
 
 /** Which partitions are currently stuck retrying; the worker is not ready while any is. */
@@ -338,7 +341,14 @@ export function createBatchHandler(deps: BatchHandlerDeps) {
       await untilDone('dead_letter', key, ctx, () => deps.sendDeadLetters(dead));
     }
     const events = await attachTeams(triage, key, ctx);
+    const steps = deps.teamSteps;
+    if (steps && events.length > 0)
+      await untilDone('team_settings', key, ctx, () => steps.beforeWrite(events));
     const results = await writeEvents(batch, triage, events, ctx);
+    if (steps && results.length > 0)
+      await steps
+        .afterWrite(events)
+        .catch((error: Error) => logger.warn('could not set ingested_event', { error: error.message }));
     await finishBatch(batch, triage, events, results, started);
   };
 }

@@ -93,7 +93,7 @@ export function personIntentOf(
   if (event === '$create_alias') {
     const alias = properties.alias;
     const aliasId = typeof alias === 'string' ? alias : typeof alias === 'number' ? String(alias) : undefined;
-    // Spec section 6: the request's distinct_id is merged into the alias, which becomes the main id.
+    // docs/interface.md, "Event kinds": the request's distinct_id is merged into the alias, which becomes the main id.
     if (
       aliasId !== undefined &&
       aliasId !== distinctId &&

@@ -1,12 +1,11 @@
-// The per-message steps that need no I/O: decode the Kafka value, drop what spec section 7
-// says is not ingested (no event name, no distinct_id), dead-letter what cannot be stored
+// The per-message steps that need no I/O: decode the Kafka value, drop what is not
+// ingested (no event name, no distinct_id: docs/interface.md, "Events that are not ingested"), dead-letter what cannot be stored
 // (bad JSON, wrong types, a uuid Postgres would reject), clean values Postgres cannot hold,
 // and fix the timestamp.
 import { decodeCaptureMessage } from '@sett/kafka';
 import { MAX_JSON_DEPTH, cleanJson, exceedsDepth, storedName, unstorableReason, isUuid } from '@sett/schemas';
 import { normalizeTimestamp } from './timestamp';
 import { dlq, drop, ok, type CaptureMessage, type PreparedEvent, type StepResult } from './types';
-
 
 const isMissing = (v: unknown) => v === undefined || v === null || v === '';
 
@@ -42,8 +41,7 @@ export function validateMessage(
   offset: string,
   clock: () => number = Date.now,
 ): StepResult<PreparedEvent> {
-  if (!isUuid(message.uuid))
-    return dlq(`uuid is not a UUID: ${JSON.stringify(message.uuid.slice(0, 60))}`);
+  if (!isUuid(message.uuid)) return dlq(`uuid is not a UUID: ${JSON.stringify(message.uuid.slice(0, 60))}`);
   // Cut first, then clean: the cut may split a surrogate pair.
   const event = storedName(message.event);
   const distinctId = storedName(message.distinct_id);

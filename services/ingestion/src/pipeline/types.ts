@@ -1,6 +1,6 @@
 // The values the ingestion pipeline passes between its steps. Every step returns an explicit
-// result: ok with the next value, drop (counted, not ingested: spec section 7 rule 1 and
-// unknown tokens), or dlq (sent to the dead letter topic with the reason, never retried).
+// result: ok with the next value, drop (counted, not ingested: no name or distinct_id, see
+// docs/interface.md "Events that are not ingested", and unknown tokens), or dlq (sent to the dead letter topic with the reason, never retried).
 import type { CaptureMessage } from '@sett/kafka';
 
 export type DropReason =

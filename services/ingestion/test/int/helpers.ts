@@ -135,6 +135,7 @@ export function startWorker(
     groupIds?: { live: string; historical: string };
     pool?: Pool;
     beforeBatch?: IngestionWorkerDeps['beforeBatch'];
+    geoip?: IngestionWorkerDeps['geoip'];
   } = {},
 ) {
   const registry = new prom.Registry();
@@ -155,6 +156,7 @@ export function startWorker(
     retry: { initialMs: 50, maxMs: 300 },
     restart: { initialMs: 200, maxMs: 1000 },
     beforeBatch: opts.beforeBatch,
+    geoip: opts.geoip,
   });
   return { worker, registry };
 }

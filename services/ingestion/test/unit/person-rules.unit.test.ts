@@ -72,7 +72,7 @@ describe('person intents', () => {
     });
   });
 
-  it('$create_alias merges the distinct_id into the alias (spec section 6)', () => {
+  it('$create_alias merges the distinct_id into the alias (docs/interface.md, Event kinds)', () => {
     expect(personIntentOf('$create_alias', 'd', { alias: 'main' })).toMatchObject({
       kind: 'merge',
       targetDistinctId: 'main',

@@ -36,7 +36,7 @@ describe('prepareMessage', () => {
     if (r.kind === 'ok') expect(JSON.parse(r.value.propertiesJson)).toEqual(r.value.properties);
   });
 
-  it('drops events without name or distinct_id (spec 7.1) and dead-letters malformed messages', () => {
+  it('drops events without name or distinct_id (docs/interface.md, Events that are not ingested) and dead-letters malformed messages', () => {
     expect(prepareMessage(Buffer.from(JSON.stringify({ ...base, event: '' })), '1')).toEqual({
       kind: 'drop',
       reason: 'missing_event_name',

@@ -1,15 +1,24 @@
 // Personal API key authentication: `Authorization: Bearer phx_...`, looked up by its hash (keys
 // are never stored in clear). One query through the pg pool loads the key, its user and the
-// user's context (membership levels, reachable projects); the result is cached in process for
-// a few seconds so dashboards issuing bursts of requests do one database read per key (writes
-// in this process clear the cache), and last_used_at is written at most once a minute per key,
-// off the request path. Project keys (phc_), malformed and unknown keys
-// are 401; scopes are checked per route by the route mechanism (authenticators.ts).
+// user's context (membership levels, reachable projects). The lookup goes through @sett/keys'
+// createKeyLookup, shared with decide: the answer, found or unknown, is cached in process for a
+// few seconds, so dashboards issuing bursts of requests do one database read per key and a
+// repeated unknown key none (writes in this process clear the cache), and a client address that
+// keeps presenting unknown keys gets 429 instead of a query each, without a valid key ever being
+// refused. last_used_at is written at most once a minute per key, off the request path. Project
+// keys (phc_), malformed and unknown keys are 401; scopes are checked per route by the route
+// mechanism (authenticators.ts).
+import type { IncomingMessage } from 'node:http';
 import type pg from 'pg';
-import { createLocalCache } from '@sett/cache';
 import type { PrismaClient } from '@sett/db';
-import { AuthenticationError, bearerToken } from '@sett/http';
-import { hashPersonalApiKey } from '@sett/keys';
+import {
+  AuthenticationError,
+  RateLimitedError,
+  bearerToken,
+  clientIp,
+  type ClientIpOptions,
+} from '@sett/http';
+import { createKeyLookup, hashPersonalApiKey, hashProjectSecretKey } from '@sett/keys';
 import type { Logger } from '@sett/logger';
 import type { AuthContext } from './auth-context';
 
@@ -22,10 +31,23 @@ export interface AuthCacheOptions {
   logger: Logger;
   ttlMs?: number;
   now?: () => number;
+  /** How the client address (the unknown-key throttle's key) is read: TRUSTED_PROXY_HOPS. */
+  clientIp?: ClientIpOptions;
 }
 
+/** What a project secret key (phs_, current or backup) names. */
+export interface SecretKeyProject {
+  teamId: number;
+  apiToken: string;
+}
+
+type Request = Pick<IncomingMessage, 'headers' | 'socket'>;
+
 export interface KeyAuthenticator {
-  authenticate(header: string | undefined): Promise<AuthContext>;
+  /** The caller of `req` (its Authorization header, its address for the unknown-key throttle). */
+  authenticate(req: Request): Promise<AuthContext>;
+  /** The project of a well-formed secret key presented by `req` (remote_config), or 401 / 429. */
+  authenticateSecretKey(req: Request, key: string): Promise<SecretKeyProject>;
   /** Forget cached lookups (after a key or user is changed or deleted in this process). */
   clear(): void;
 }
@@ -74,10 +96,55 @@ interface KeyContextRow {
   team_ids: number[];
 }
 
+const SECRET_KEY_SQL = `
+SELECT id, api_token FROM teams WHERE secret_api_token_hash = $1
+UNION ALL
+SELECT id, api_token FROM teams WHERE secret_api_token_backup_hash = $1
+LIMIT 1`;
+
+type Known = { kind: 'personal'; auth: AuthContext } | { kind: 'secret'; project: SecretKeyProject };
+
 export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator {
   const ttlMs = opts.ttlMs ?? 5_000;
   const now = opts.now ?? Date.now;
-  const cache = createLocalCache<string, AuthContext>({ ttlMs, maxEntries: 10_000, now });
+  // Both kinds in one lookup, so one client's misses count together: by `<kind>:<key hash>`.
+  // Unknown keys and inactive users are remembered (as null) for the same time as found ones.
+  const keys = createKeyLookup<Known>({
+    ttlMs,
+    maxEntries: 10_000,
+    now,
+    load: (cacheKey) =>
+      cacheKey.startsWith('secret:') ? loadSecret(cacheKey.slice(7)) : loadPersonal(cacheKey.slice(9)),
+  });
+
+  async function loadPersonal(hash: string): Promise<Known | null> {
+    const row = (await opts.pool.query<KeyContextRow>(KEY_CONTEXT_SQL, [hash])).rows[0];
+    if (!row || !row.is_active) return null;
+    const auth: AuthContext = {
+      keyId: row.id,
+      userId: row.user_id,
+      isStaff: row.is_staff,
+      scopes: row.scopes,
+      levels: new Map(row.levels),
+      teamIds: new Set(row.team_ids),
+      currentTeamId: row.current_team_id,
+    };
+    return { kind: 'personal', auth };
+  }
+
+  async function loadSecret(hash: string): Promise<Known | null> {
+    const row = (await opts.pool.query<{ id: number; api_token: string }>(SECRET_KEY_SQL, [hash])).rows[0];
+    return row ? { kind: 'secret', project: { teamId: row.id, apiToken: row.api_token } } : null;
+  }
+
+  /** What the key names, null when nothing; 429 for a throttled client's unknown key. */
+  async function find(req: Request, cacheKey: string): Promise<Known | null> {
+    const client = clientIp(req.headers, req.socket.remoteAddress, opts.clientIp);
+    const found = await keys.find(cacheKey, client);
+    if (found.kind === 'throttled') throw new RateLimitedError(found.retryAfterSeconds);
+    return found.kind === 'found' ? found.value : null;
+  }
+
   const lastUsedWritten = new Map<string, number>();
 
   function touch(keyId: string) {
@@ -92,34 +159,22 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
   }
 
   return {
-    async authenticate(header) {
-      const token = parseBearer(header);
-      const hash = hashPersonalApiKey(token);
-      const hit = cache.get(hash);
-      if (hit) {
-        touch(hit.keyId);
-        return hit;
-      }
-      const row = (await opts.pool.query<KeyContextRow>(KEY_CONTEXT_SQL, [hash])).rows[0];
-      if (!row || !row.is_active) {
-        cache.delete(hash);
+    async authenticate(req) {
+      const token = parseBearer(req.headers.authorization);
+      const known = await find(req, `personal:${hashPersonalApiKey(token)}`);
+      if (known?.kind !== 'personal')
         throw new AuthenticationError('Personal API key is invalid.', 'authentication_failed');
-      }
-      const auth: AuthContext = {
-        keyId: row.id,
-        userId: row.user_id,
-        isStaff: row.is_staff,
-        scopes: row.scopes,
-        levels: new Map(row.levels),
-        teamIds: new Set(row.team_ids),
-        currentTeamId: row.current_team_id,
-      };
-      cache.set(hash, auth);
-      touch(row.id);
-      return auth;
+      touch(known.auth.keyId);
+      return known.auth;
+    },
+    async authenticateSecretKey(req, key) {
+      const known = await find(req, `secret:${hashProjectSecretKey(key)}`);
+      if (known?.kind !== 'secret')
+        throw new AuthenticationError('Secret API key is invalid.', 'authentication_failed');
+      return known.project;
     },
     clear() {
-      cache.clear();
+      keys.clear();
     },
   };
 }

@@ -7,9 +7,7 @@
 // The rate limit runs after either (rateLimitAfterAuth): per key and per user for personal keys,
 // per project for secret keys.
 import type { FastifyRequest } from 'fastify';
-import type { PrismaClient } from '@sett/db';
 import { AuthenticationError, bearerToken, RateLimitedError, type Authenticator } from '@sett/http';
-import { hashProjectSecretKey } from '@sett/keys';
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { checkScope, type AuthContext } from './auth-context';
 import type { KeyAuthenticator } from './auth-middleware';
@@ -32,28 +30,23 @@ const SECRET_KEY_RE = /^phs_[A-Za-z0-9]{20,200}$/;
 
 export function personalKeyAuthenticator(keys: KeyAuthenticator): Authenticator<AuthContext> {
   return {
-    authenticate: (request: FastifyRequest) => keys.authenticate(request.headers.authorization),
+    authenticate: (request: FastifyRequest) => keys.authenticate(request.raw),
     authorize: (auth, scope) => checkScope(auth.scopes, scope),
   };
 }
 
 export function personalOrSecretKeyAuthenticator(
   keys: KeyAuthenticator,
-  prisma: PrismaClient,
 ): Authenticator<PersonalOrSecretCaller> {
   return {
     async authenticate(request) {
       const bearer = bearerToken(request.headers.authorization);
-      if (!bearer?.startsWith('phs_')) return keys.authenticate(request.headers.authorization);
+      if (!bearer?.startsWith('phs_')) return keys.authenticate(request.raw);
       if (!SECRET_KEY_RE.test(bearer))
         throw new AuthenticationError('Secret API key is malformed.', 'authentication_failed');
-      const hash = hashProjectSecretKey(bearer);
-      const team = await prisma.team.findFirst({
-        where: { OR: [{ secretApiTokenHash: hash }, { secretApiTokenBackupHash: hash }] },
-        select: { id: true, apiToken: true },
-      });
-      if (!team) throw new AuthenticationError('Secret API key is invalid.', 'authentication_failed');
-      return { kind: 'secret_key', teamId: team.id, apiToken: team.apiToken };
+      // Remembered for a few seconds, and throttled per client like personal keys (auth-middleware).
+      const team = await keys.authenticateSecretKey(request.raw, bearer);
+      return { kind: 'secret_key', teamId: team.teamId, apiToken: team.apiToken };
     },
     authorize(auth, scope) {
       if (!isSecretKeyCaller(auth)) checkScope(auth.scopes, scope);

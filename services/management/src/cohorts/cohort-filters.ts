@@ -5,8 +5,8 @@
 // - behaviouralDependency finds a cohort with event criteria that a flag would depend on.
 // Every problem is a 400 with attr `filters`.
 import { ValidationError } from '@sett/http';
-import { regexProblem } from '@sett/flags';
 import { describeAjvError, type ValidateFunction } from '@sett/schemas';
+import { describeRegexProblem, filterValueProblem } from '../filter-values';
 import { MAX_INT4 } from '../validate';
 import { validateBehavioralLeaf, validateCohortLeaf, validatePersonLeaf } from './cohort-schemas';
 
@@ -74,12 +74,11 @@ export function checkCohortFilters(filters: Json): CohortFilterSummary {
         if ((n.value === undefined || n.value === null) && operator !== 'is_set' && operator !== 'is_not_set')
           fail(`Missing required keys for person filter: value (${path})`);
         if ((operator === 'regex' || operator === 'not_regex') && n.value !== undefined && n.value !== null) {
-          const problem = regexProblem(n.value);
-          if (problem)
-            fail(
-              `Filters are not valid (${path}: ${problem}; patterns use RE2 syntax, without lookarounds or backreferences)`,
-            );
+          const problem = describeRegexProblem(n.value);
+          if (problem) fail(`Filters are not valid (${path}: ${problem})`);
         }
+        const tooLong = filterValueProblem(n.value);
+        if (tooLong) fail(`Filters are not valid (${path}: ${tooLong})`);
         break;
       }
       case 'cohort': {

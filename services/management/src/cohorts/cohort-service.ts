@@ -10,6 +10,7 @@
 // `count` moves by the rows actually inserted or deleted, in the same transaction.
 import type { Cohort, Prisma, PrismaClient, User } from '@sett/db';
 import { writeCohortList, type Redis } from '@sett/cache';
+import { cohortTreeRegexPatterns, compileRegexesInTurns } from '@sett/flags';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import { lockProjectDefinitions, type Tx } from '../feature-flags/feature-flag-service';
@@ -188,6 +189,8 @@ export function createCohortService({
         'filters',
         'invalid_input',
       );
+    // New patterns compile one per turn, so a cohort with many does not stall other requests.
+    await compileRegexesInTurns(cohortTreeRegexPatterns(filters.properties));
     const summary = checkCohortFilters(filters);
     if (summary.cohortIds.size === 0) return;
     const cohorts = await liveCohorts(tx, teamId);

@@ -1,5 +1,6 @@
-// Request schemas of the early access feature endpoints (spec 2.5 / 4.2). Update accepts only
-// the four fields of the spec; anything else is a 400 naming the field.
+// Request schemas of the early access feature endpoints (docs/interface.md, "Early access
+// features"), and the shape of their answers. Update accepts only its four writable fields;
+// anything else is a 400 naming the field.
 import { type FromSchema } from '@sett/schemas';
 import { bool, dateTime, int, nullable, shape, str, uuid } from '../api-schemas';
 import { MAX_INT4 } from '../validate';

@@ -19,7 +19,7 @@ import type {
 
 type Row = EarlyAccessFeature & { featureFlag: FeatureFlag | null };
 
-/** The flag fields the nested feature_flag shows (spec 2.5). */
+/** The flag fields the nested feature_flag shows (docs/interface.md, "Early access features"). */
 export type NestedFlagRow = Pick<
   FeatureFlag,
   | 'id'
@@ -51,7 +51,7 @@ export function earlyAccessFeatureJson(f: EarlyAccessFeatureRow) {
   };
 }
 
-/** The nested flag of spec 2.5: the flag fields it lists, nothing more (as featureFlagJson names them). */
+/** The nested flag of an early access feature: the flag fields it lists, nothing more (as featureFlagJson names them). */
 function nestedFlagJson(flag: NestedFlagRow) {
   return {
     id: flag.id,

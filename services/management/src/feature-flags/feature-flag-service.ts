@@ -8,7 +8,7 @@
 // shown decrypted only to API callers (personal keys) and the remote_config endpoint.
 import { Prisma, type FeatureFlag, type PrismaClient, type User } from '@sett/db';
 import { writeFlagList, type Redis } from '@sett/cache';
-import type { FlagDefinition, FlagFilters } from '@sett/flags';
+import { compileRegexesInTurns, flagRegexPatterns, type FlagDefinition, type FlagFilters } from '@sett/flags';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@sett/http';
 import { SecretDecryptionError, decryptFlagPayloads, encryptFlagPayloads } from '@sett/keys';
 import type { Logger } from '@sett/logger';
@@ -180,6 +180,8 @@ export function createFeatureFlagService({
               (g) => g.groupTypeIndex,
             ),
           );
+    // New patterns compile one per turn, so a flag with many does not stall other requests.
+    await compileRegexesInTurns(flagRegexPatterns(filters));
     checkFlagFilters(filters, indexes);
     const refs = flagReferences(filters);
     if (refs.cohorts.length === 0 && refs.flags.length === 0) return;

@@ -3,13 +3,14 @@
 // access enrollment super condition.
 // Pure: the caller passes the project's group type indexes.
 import { ValidationError } from '@sett/http';
-import { enrollmentPropertyKey, regexProblem, type FlagConditionGroup, type FlagFilters } from '@sett/flags';
+import { enrollmentPropertyKey, type FlagConditionGroup, type FlagFilters } from '@sett/flags';
 import {
   behaviouralDependency,
   flagReferences,
   hasCycle,
   type CohortDefinitionRow,
 } from '../cohorts/cohort-filters';
+import { describeRegexProblem, filterValueProblem } from '../filter-values';
 
 /**
  * Cohort and flag properties of a flag must name live definitions of the same project:
@@ -135,21 +136,22 @@ export function checkFlagFilters(filters: FlagFilters, groupTypeIndexes: Readonl
 }
 
 // Decide runs `regex` / `not_regex` values with RE2 semantics (linear time, no lookarounds or
-// backreferences): a pattern it cannot compile would leave the flag "could not be computed" for
-// everyone, so it is refused here, naming the property.
+// backreferences) and within a size (@sett/flags MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM): a pattern
+// it cannot run would leave the flag "could not be computed" for everyone, so it is refused here,
+// naming the property, as is any value over MAX_FILTER_VALUE_LENGTH.
 function checkRegexFilters(filters: FlagFilters): void {
   for (const group of [...(filters.groups ?? []), ...(filters.super_groups ?? [])]) {
     for (const filter of group.properties ?? []) {
-      if (filter.operator !== 'regex' && filter.operator !== 'not_regex') continue;
       if (filter.value === undefined || filter.value === null) continue;
-      const problem = regexProblem(filter.value);
-      if (problem) {
+      const regex = filter.operator === 'regex' || filter.operator === 'not_regex';
+      const problem =
+        (regex ? describeRegexProblem(filter.value) : undefined) ?? filterValueProblem(filter.value);
+      if (problem)
         throw new ValidationError(
-          `Filters are not valid (property "${filter.key}": ${problem}; patterns use RE2 syntax, without lookarounds or backreferences).`,
+          `Filters are not valid (property "${filter.key}": ${problem}).`,
           'filters',
           'invalid_input',
         );
-      }
     }
   }
 }

@@ -3,6 +3,8 @@
 // main.ts starts the runner; tests build one with short intervals.
 import type pg from 'pg';
 import type { Logger } from '@sett/logger';
+import type { prom } from '@sett/http';
+import { createJobMetrics } from './job-metrics';
 import { createJobRunner, type JobRunner } from './job-runner';
 import { personDeletionJob } from './person-deletion-job';
 import { projectPurgeJob, PROJECT_PURGE_JOB, schedulePurges } from './project-purge-job';
@@ -34,13 +36,27 @@ export async function scheduleRetention(pool: pg.Pool, intervalMs: number): Prom
   );
 }
 
+export const JOB_KINDS = [RETENTION_JOB, PERSON_DELETION_JOB, PROJECT_PURGE_JOB];
+
 export function createBackgroundJobs(opts: {
   pool: pg.Pool;
   logger: Logger;
   config: BackgroundJobsConfig;
+  /** Where the jobs' metrics go (job-metrics.ts); none without it. */
+  registry?: prom.Registry;
 }): JobRunner {
   const { config } = opts;
+  const metrics = opts.registry
+    ? createJobMetrics({
+        registry: opts.registry,
+        pool: opts.pool,
+        logger: opts.logger,
+        kinds: JOB_KINDS,
+        periods: { [RETENTION_JOB]: config.retentionIntervalMs / 1000 },
+      })
+    : undefined;
   return createJobRunner({
+    onAttempt: metrics ? (kind, outcome, seconds) => metrics.observe(kind, outcome, seconds) : undefined,
     pool: opts.pool,
     logger: opts.logger,
     pollIntervalMs: config.pollIntervalMs,

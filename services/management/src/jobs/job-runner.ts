@@ -18,6 +18,7 @@ import {
   requeueJob,
   type JobRow,
 } from './job-store';
+import type { JobOutcomeLabel } from './job-metrics';
 
 export interface JobContext {
   pool: pg.Pool;
@@ -45,6 +46,8 @@ export interface JobRunnerOptions {
   workerId?: string;
   /** Retry delay after a failed attempt: base * 2^(attempts-1), capped at 10 minutes. */
   retryBaseMs?: number;
+  /** Told what each claimed attempt came to and how long it took (job-metrics.ts). */
+  onAttempt?: (kind: string, outcome: JobOutcomeLabel, seconds: number) => void;
 }
 
 export interface JobRunner {
@@ -95,10 +98,12 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
     const handler = opts.handlers[job.kind];
     if (!handler) {
       await failJob(pool, job, workerId, `no handler for job kind "${job.kind}"`);
+      opts.onAttempt?.(job.kind, 'failed', 0);
       return true;
     }
     if (job.attempts > job.max_attempts) {
       await failJob(pool, job, workerId, job.last_error ?? 'too many attempts');
+      opts.onAttempt?.(job.kind, 'failed', 0);
       return true;
     }
     let progress: Record<string, unknown> = job.progress ?? {};
@@ -112,10 +117,13 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       },
     };
     const started = Date.now();
+    const attempt = (outcome: JobOutcomeLabel) =>
+      opts.onAttempt?.(job.kind, outcome, (Date.now() - started) / 1000);
     try {
       const outcome = await handler(job, ctx);
       if (outcome.kind === 'done') await finishJob(pool, job, workerId, outcome.progress);
       else await requeueJob(pool, job, workerId, outcome.runAfter, outcome.progress, { resetAttempts: true });
+      attempt(outcome.kind === 'done' ? 'succeeded' : 'later');
       logger.info('background job step done', {
         job: job.id,
         kind: job.kind,
@@ -124,11 +132,14 @@ export function createJobRunner(opts: JobRunnerOptions): JobRunner {
       });
     } catch (err) {
       if (err instanceof LeaseLostError) {
+        attempt('lease_lost');
         logger.warn('background job lease lost', { job: job.id, kind: job.kind });
       } else if (err instanceof StoppingError) {
+        attempt('released');
         // Back in the queue with its progress: the next runner continues where this one stopped.
         await requeueJob(pool, job, workerId, new Date(), progress);
       } else {
+        attempt(job.attempts >= job.max_attempts ? 'failed' : 'retry');
         const message = (err as Error).message ?? String(err);
         logger.warn('background job failed', {
           job: job.id,

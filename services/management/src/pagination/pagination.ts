@@ -1,7 +1,7 @@
 // List pagination shared by every list endpoint: limit/offset parsing (default 100, max 1000),
-// the PostHog envelope {count, next, previous, results} with ABSOLUTE page URLs, and the opaque
+// the PostHog envelope {count, next, previous, results} with page URLs (absolute on
+// SETT_PUBLIC_URL, else relative: see linkOrigin), and the opaque
 // cursor of the events list. Pure: the request is reduced to PageRequestInfo first.
-import type { IncomingHttpHeaders } from 'node:http';
 import { ValidationError } from '@sett/http';
 import { isUuid } from '@sett/schemas';
 
@@ -22,7 +22,7 @@ export interface ListEnvelope<T> {
 
 /** What URL building needs from a request: where the API is reachable and the request's path and query. */
 export interface PageRequestInfo {
-  /** e.g. "https://sett.example.com", no trailing slash */
+  /** e.g. "https://sett.example.com", no trailing slash; '' for links relative to the server */
   origin: string;
   /** path without the query string, e.g. "/api/users/" */
   path: string;
@@ -37,34 +37,22 @@ export function parsePage(query: { limit?: number; offset?: number }): Page {
   return { limit: Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT), offset: query.offset ?? 0 };
 }
 
-/** Only the first value of a comma-separated forwarding header counts (the client-facing hop). */
-function firstHeaderValue(value: string | string[] | undefined): string | undefined {
-  const v = Array.isArray(value) ? value[0] : value;
-  const first = v?.split(',')[0]?.trim();
-  return first ? first : undefined;
-}
-
 /**
- * The public origin: the configured public URL when there is one, else what the edge forwarded
- * (X-Forwarded-Proto / X-Forwarded-Host), else the Host header of the request itself.
+ * Where page links point: SETT_PUBLIC_URL (no trailing slash), or '' when it is unset, which
+ * makes links relative to the server ("/api/users/?offset=100"). Never the request's Host or
+ * X-Forwarded-Host / -Proto: anyone can send those, and clients follow `next` as given, so a
+ * link built from them sends the client (and its API key, with a script that re-sends it)
+ * wherever the request said. PostHog's clients expect absolute links (DRF builds them), which is
+ * why every shipped deployment sets SETT_PUBLIC_URL; relative links are the safe fallback.
  */
-export function requestOrigin(
-  headers: Record<string, string | string[] | undefined>,
-  publicUrl: string | undefined,
-  fallbackProtocol = 'http',
-): string {
-  if (publicUrl) return publicUrl.replace(/\/+$/, '');
-  const proto = firstHeaderValue(headers['x-forwarded-proto']) ?? fallbackProtocol;
-  const host = firstHeaderValue(headers['x-forwarded-host']) ?? firstHeaderValue(headers.host) ?? 'localhost';
-  return `${proto}://${host}`;
+export function linkOrigin(publicUrl: string | undefined): string {
+  return publicUrl ? publicUrl.replace(/\/+$/, '') : '';
 }
 
-/** What pageRequestInfo reads of a request (a Fastify request has all of it). */
+/** What pageRequestInfo reads of a request (a Fastify request has it). */
 export interface PageRequest {
   url: string;
   query: unknown;
-  headers: IncomingHttpHeaders;
-  protocol?: string;
 }
 
 export function pageRequestInfo(req: PageRequest, publicUrl: string | undefined): PageRequestInfo {
@@ -74,7 +62,7 @@ export function pageRequestInfo(req: PageRequest, publicUrl: string | undefined)
     else if (Array.isArray(v) && typeof v[0] === 'string') query[k] = v[0];
   }
   const path = req.url.split('?')[0] ?? '/';
-  return { origin: requestOrigin(req.headers, publicUrl, req.protocol), path, query };
+  return { origin: linkOrigin(publicUrl), path, query };
 }
 
 export function pageUrl(info: PageRequestInfo, params: Record<string, string | number | undefined>): string {

@@ -30,6 +30,15 @@ export const projectUpdateSchema = {
       description: 'Stored for compatibility; Sett keeps no recordings, so remote config always says false.',
     },
     surveys_opt_in: { type: 'boolean' },
+    anonymize_ips: {
+      type: 'boolean',
+      description:
+        'Discard client IP data: ingestion stores no $ip (GeoIP still runs first). docs/data-lifecycle.md',
+    },
+    geoip_enabled: {
+      type: 'boolean',
+      description: '$geoip_* properties on events and persons from the client address, at ingestion',
+    },
     data_retention_days: {
       description:
         'Days of events to keep (by event timestamp); null keeps them forever. docs/data-lifecycle.md',

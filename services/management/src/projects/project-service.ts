@@ -191,6 +191,8 @@ export function createProjectService({
       if (input.session_recording_opt_in !== undefined)
         data.sessionRecordingOptIn = input.session_recording_opt_in;
       if (input.surveys_opt_in !== undefined) data.surveysOptIn = input.surveys_opt_in;
+      if (input.anonymize_ips !== undefined) data.anonymizeIps = input.anonymize_ips;
+      if (input.geoip_enabled !== undefined) data.geoipEnabled = input.geoip_enabled;
       if (input.data_retention_days !== undefined) data.dataRetentionDays = input.data_retention_days;
       return write(team.id, data);
     },

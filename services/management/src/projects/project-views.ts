@@ -1,4 +1,5 @@
-// JSON shapes of teams (projects) and organizations: spec 2.3 and 2.4, PostHog's field names.
+// JSON shapes of teams (projects) and organizations: PostHog's field names (docs/interface.md,
+// "Organizations and projects").
 import type { Organization, Team } from '@sett/db';
 
 /** What teamJson reads: a Prisma Team or a row of the hand-written read queries. */
@@ -57,7 +58,7 @@ export type TeamJson = ReturnType<typeof teamJson>;
 /**
  * Full organization (User.organization). membership_level is the CALLER's level in it (null
  * for staff looking at an organization they are not a member of); member_count is a string as
- * the spec says.
+ * PostHog sends it.
  */
 export function organizationJson(
   o: OrganizationRow,
@@ -118,6 +119,8 @@ export function projectJson(t: Team, secretApiToken?: string) {
     session_recording_opt_in: t.sessionRecordingOptIn,
     surveys_opt_in: t.surveysOptIn,
     data_retention_days: t.dataRetentionDays,
+    anonymize_ips: t.anonymizeIps,
+    geoip_enabled: t.geoipEnabled,
     secret_api_token_mask: t.secretApiTokenMask,
     has_secret_api_token_backup: t.secretApiTokenBackupHash !== null,
     ...(secretApiToken ? { secret_api_token: secretApiToken } : {}),

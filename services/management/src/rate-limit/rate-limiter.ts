@@ -106,6 +106,8 @@ export function createRedisRateLimiter(opts: RedisRateLimiterOptions): RateLimit
       labelNames: ['limit'],
       registers: [opts.registry],
     });
+  // Exported at 0 from the start, so increase() sees the first throttled request.
+  for (const limit of ['key', 'user']) throttled.inc({ limit }, 0);
   const unchecked =
     (opts.registry.getSingleMetric('management_rate_limit_unchecked_total') as prom.Counter | undefined) ??
     new prom.Counter({

@@ -1,5 +1,5 @@
-// Request schemas of the users endpoints (PostHog's writable user fields) and the shapes of
-// their answers.
+// Request schemas of the users endpoints (the writable User fields, docs/interface.md "Users")
+// and the shapes of their answers.
 import { type FromSchema } from '@sett/schemas';
 import {
   anyJson,

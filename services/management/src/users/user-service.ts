@@ -1,4 +1,4 @@
-// Users: visibility-filtered listing and lookup, the PATCH rules of spec 2.2 (unique e-mail,
+// Users: visibility-filtered listing and lookup, the PATCH rules of the User (docs/interface.md "Users") (unique e-mail,
 // password change needs the current password, current organization/team only among the
 // user's own, is_staff only by staff), deletion and the sub-resources (hedgehog config, scene
 // personalisation, TOTP setup and backup codes). Reads (list, retrieve, the User shape returned

@@ -1,4 +1,4 @@
-// Builds the full User shape (spec 2.2) for one user or a page of users from rows the read
+// Builds the full User shape (docs/interface.md "Users") for one user or a page of users from rows the read
 // store loaded in one query (users with their memberships; the visible organizations, with
 // teams and member count for current ones). Pure: the SQL lives in user-read-store.ts.
 // Nested organizations the caller cannot see are left out (current ones become null), so a

@@ -1,7 +1,7 @@
 // REFERENCE ONLY (tests): the User view builder as it was before the read paths moved to
 // hand-written SQL, kept verbatim (imports aside) so a test can check the fast path returns
 // exactly the same JSON. Do not use from src.
-// Builds the full User shape (spec 2.2) for one user or a page of users with a fixed number of
+// Builds the full User shape (docs/interface.md "Users") for one user or a page of users with a fixed number of
 // queries per page (organizations, their teams, member counts), whatever the page size.
 // Nested organizations the caller cannot see are left out (current ones become null), so a
 // shared user does not leak the other organizations it belongs to.

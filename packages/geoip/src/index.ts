@@ -1,0 +1,2 @@
+export { openGeoIp, noGeoIp, geoipProperties, geoipLocation } from './geoip';
+export type { GeoIp, GeoIpOptions } from './geoip';
