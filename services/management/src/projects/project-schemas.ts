@@ -116,6 +116,8 @@ export const projectSchema = shape(
       type: ['integer', 'null'],
       description: 'days of events kept (by event timestamp); null keeps them forever',
     },
+    anonymize_ips: { ...bool, description: "PostHog's 'Discard client IP data'" },
+    geoip_enabled: { ...bool, description: '$geoip_* properties from the client address, at ingestion' },
     secret_api_token_mask: { ...strOrNull, description: 'phs_...xxxx, or null before the first rotation' },
     has_secret_api_token_backup: { ...bool, description: 'the previous secret key is still accepted' },
     secret_api_token: {
