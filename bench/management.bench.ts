@@ -6,8 +6,7 @@
 // needs at least, the early access features with their flag joined), for retrieves the same
 // row (the feature with its flag). Each endpoint is loaded for DURATION_S, service then
 // baseline in three alternating rounds (autocannon's `amount` would override the duration, so
-// none is set); prints requests/s, p99 and the ratios, and the user retrieve through Express
-// against the fast path. MGMT_BENCH_PROFILE=<dir> writes the service's CPU profile there.
+// none is set); prints requests/s, p99 and the ratios. MGMT_BENCH_PROFILE=<dir> writes the service's CPU profile there.
 // Started as a script with MGMT_BENCH_BASELINE=1 this file IS that baseline server.
 import http from 'node:http';
 import path from 'node:path';
@@ -234,13 +233,6 @@ export async function run(): Promise<boolean> {
       process.stdout.write(`  ${ratioLine('throughput', s.subject.rps, b.rps, 'req/s')}\n`);
       process.stdout.write(`  ${ratioLine('p99', s.subject.p99, b.p99, 'ms')}\n`);
     }
-    // The same user retrieve through Express (a percent-encoded uuid is left to it by the fast
-    // path): what the fast path saves, in the same run.
-    const viaExpress = `${api}/api/users/%${userUuid.charCodeAt(0).toString(16)}${userUuid.slice(1)}/`;
-    const e = await interleaved(viaExpress, headers, `${api}/api/users/${userUuid}/`, headers);
-    process.stdout.write(
-      `\nuser retrieve through Express instead of the fast path: ${fmt(e.subject.rps)} req/s vs ${fmt(e.baseline.rps)} req/s -> ratio ${(e.subject.rps / e.baseline.rps).toFixed(2)}\n`,
-    );
     return ok;
   } finally {
     for (const stop of stops.reverse()) await stop();

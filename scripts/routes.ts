@@ -29,13 +29,12 @@ import {
   type CompatRoute,
   type EdgeSettings,
 } from '@sett/edge-config';
-import { pendingDecideTable, pendingManagementTable, type PendingTable } from './routes/pending-tables';
+import { pendingDecideTable, type PendingTable } from './routes/pending-tables';
 
 const root = path.resolve(__dirname, '..');
 const SERVICES: EdgeService[] = ['capture', 'decide', 'management'];
 const PENDING: Partial<Record<EdgeService, () => PendingTable>> = {
   decide: pendingDecideTable,
-  management: pendingManagementTable,
 };
 
 interface Loaded {

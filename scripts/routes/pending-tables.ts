@@ -1,9 +1,7 @@
-// Stand-ins for route tables that have not landed yet: the paths decide and management serve
-// today, so that `pnpm routes` routes every service while decide and management move onto
-// tables of their own (issue 20). The generator uses `services/<name>/src/routes.ts` as soon as
+// Stand-ins for route tables that have not landed yet: the paths decide serves today, so that
+// `pnpm routes` routes every service while decide moves onto a table of its own (issue 20). The generator uses `services/<name>/src/routes.ts` as soon as
 // it exists and these no longer; delete each stand-in when its table has landed.
 import type { AnyRoute, HttpMethod, RouteTable } from '@sett/http';
-import { buildOpenApiDocument } from '../../services/management/src/openapi/openapi-document';
 
 export interface PendingTable {
   table: RouteTable<unknown>;
@@ -47,17 +45,4 @@ export function pendingDecideTable(): PendingTable {
       ],
     },
   };
-}
-
-/** management's paths, from its hand-written OpenAPI document. */
-export function pendingManagementTable(): PendingTable {
-  const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, { summary?: string }>> };
-  const routes: AnyRoute<unknown>[] = [];
-  for (const [path, operations] of Object.entries(doc.paths)) {
-    for (const [method, op] of Object.entries(operations)) {
-      const url = path.replace(/\{([^}]+)\}/g, ':$1');
-      routes.push(declaration(method.toUpperCase() as HttpMethod, url, op.summary ?? ''));
-    }
-  }
-  return { source: "management's hand-written OpenAPI document", table: { service: 'management', routes } };
 }

@@ -3,6 +3,7 @@
 // once, even with a long local TTL, and a lookup that raced the revocation does not store the
 // revoked answer.
 import { randomUUID } from 'node:crypto';
+import { waitFor } from '@sett/testing';
 import { createRedis, createTokenResolver, redisKeys, revokeProjectToken, type Redis } from '../src';
 
 const URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -36,11 +37,10 @@ test('a revoked token is forgotten by a subscribed resolver at once, whatever it
   await revokeProjectToken(redis, token);
   expect(await redis.exists(redisKeys.token(token))).toBe(0);
   // The signal: the message reaches the subscriber; poll until the resolver answers null.
-  const deadline = Date.now() + 5_000;
-  while ((await resolver.resolve(token)) !== null) {
-    if (Date.now() > deadline) throw new Error('the revoked token is still resolved');
-    await new Promise((r) => setImmediate(r));
-  }
+  await waitFor('the revoked token to stop resolving', async () => (await resolver.resolve(token)) === null, {
+    timeoutMs: 5_000,
+    intervalMs: 0,
+  });
   resolver.close();
   await redis.del(redisKeys.token(token));
 });

@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createTestDatabase, freePort, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, freePort, waitFor, type TestDatabase } from '@sett/testing';
 
 const repoRoot = path.join(__dirname, '../../..');
 const cliMain = path.join(__dirname, '../src/main.ts');
@@ -78,15 +78,14 @@ beforeAll(async () => {
         `${JSON.stringify({ event: 'warm', distinct_id: 'w', timestamp: '2024-01-01T00:00:00Z', uuid })}\n`,
       );
       await sett(['--file', file, '--api-key', warm.token]);
-      const deadline = Date.now() + 1500;
-      while (Date.now() < deadline) {
-        const { rows } = await pool.query('SELECT 1 FROM events WHERE uuid = $1', [uuid]);
-        if (rows.length > 0) return true;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      return false;
+      // A run may be lost while ingestion joins its group: send another after a while.
+      return waitFor(
+        'the warm-up event',
+        async () => (await pool.query('SELECT 1 FROM events WHERE uuid = $1', [uuid])).rows.length > 0,
+        { timeoutMs: 1500, intervalMs: 100 },
+      ).catch(() => false);
     },
-    40_000,
+    { timeoutMs: 40_000 },
   );
 }, 90_000);
 
@@ -140,16 +139,6 @@ function sett(args: string[], onStart?: (child: ChildProcess) => void): Promise<
 
 const summary = (r: Run) => JSON.parse(r.stdout) as Record<string, unknown>;
 
-async function waitFor<T>(what: string, check: () => Promise<T | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await check();
-    if (r !== false) return r;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
-}
-
 async function counts(teamId: number) {
   const { rows } = await pool.query<{ n: string; u: string }>(
     'SELECT count(*) AS n, count(DISTINCT uuid) AS u FROM events WHERE team_id = $1',
@@ -167,13 +156,17 @@ async function settle(token: string, teamId: number) {
     `${JSON.stringify({ event: 'marker', distinct_id: 'marker', timestamp: '2024-01-01T00:00:00Z', uuid: marker })}\n`,
   );
   expect((await sett(['--file', file, '--api-key', token])).code).toBe(0);
-  await waitFor('the marker event', async () => {
-    const { rows } = await pool.query('SELECT 1 FROM events WHERE team_id = $1 AND uuid = $2', [
-      teamId,
-      marker,
-    ]);
-    return rows.length > 0 ? true : false;
-  });
+  await waitFor(
+    'the marker event',
+    async () => {
+      const { rows } = await pool.query('SELECT 1 FROM events WHERE team_id = $1 AND uuid = $2', [
+        teamId,
+        marker,
+      ]);
+      return rows.length > 0 ? true : false;
+    },
+    { timeoutMs: 30_000 },
+  );
 }
 
 const rejectsOf = (file: string) =>

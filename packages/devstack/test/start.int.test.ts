@@ -6,7 +6,7 @@ import os from 'node:os';
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase, freePort } from '@sett/testing';
+import { createTestDatabase, type TestDatabase, freePort, waitFor } from '@sett/testing';
 
 const root = path.resolve(__dirname, '../../..');
 
@@ -74,12 +74,16 @@ describe('pnpm start (scripts/start.ts)', () => {
     child.stdout!.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (output += d.toString()));
 
-    const deadline = Date.now() + 90_000;
-    while (!output.includes('Press Ctrl-C to stop.')) {
-      if (Date.now() > deadline || child.exitCode !== null)
-        throw new Error(`start did not come up:\n${output}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    await waitFor(
+      `start to come up (its output so far below)`,
+      () => {
+        if (child!.exitCode !== null) throw new Error(`start exited with ${child!.exitCode}:\n${output}`);
+        return output.includes('Press Ctrl-C to stop.');
+      },
+      { timeoutMs: 90_000, intervalMs: 200 },
+    ).catch((err: Error) => {
+      throw new Error(`${err.message}\n${output}`);
+    });
 
     for (const port of Object.values(ports)) {
       const res = await fetch(`http://127.0.0.1:${port}/_health`);
@@ -133,8 +137,10 @@ describe('pnpm start (scripts/start.ts)', () => {
     expect(await exited).toBe(0);
     // Every child was awaited before the script exited; allow the kernel a moment to finish
     // tearing them down on a loaded machine, then name any survivor.
-    const until = Date.now() + 5000;
-    while (pids.some(alive) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    await waitFor('every child to be gone', () => !pids.some(alive), {
+      timeoutMs: 5000,
+      intervalMs: 100,
+    }).catch(() => undefined);
     const survivors = pids.filter(alive).map((pid) => `${pid}: ${processInfo(pid)}`);
     expect(survivors).toEqual([]);
   });

@@ -46,7 +46,7 @@ export { publicCorsHeaders, setCorsHeaders, corsMiddleware } from './cors';
 export { bearerToken } from './bearer';
 export { clientIp, normaliseIp } from './client-ip';
 export type { ClientIpOptions } from './client-ip';
-export { readBody, BodyTooLargeError, closesConnection } from './read-body';
+export { readBody, BodyTooLargeError, closesConnection, lingerOnUnreadBody } from './read-body';
 export { createFastPath } from './fast-path';
 export type { FastPathOptions } from './fast-path';
 export { requestIdOf, withRequestId, requestIdMiddleware, REQUEST_ID_HEADER } from './request-id';

@@ -1,8 +1,9 @@
 // Reads a request body with a hard limit on the bytes taken off the wire, the same for every
 // service: a body of up to `limitBytes` is read; one above it is refused with 413 as soon as
 // Content-Length announces it or the streamed bytes pass the limit, without reading (or
-// buffering) the rest. The error asks for `Connection: close` (see closesConnection) so that
-// Node does not drain the unread remainder for keep-alive.
+// buffering) the rest. closesConnection says which errors leave the body unread: the caller
+// answers with `Connection: close`, or reads and drops the rest for a bounded time and size
+// first (lingerOnUnreadBody) so that a client still sending gets the answer.
 import type { IncomingMessage } from 'node:http';
 import { PayloadTooLargeError, ValidationError } from './errors';
 
@@ -15,6 +16,35 @@ export class BodyTooLargeError extends PayloadTooLargeError {
 /** Whether the answer to this error must close the connection (the body was left unread). */
 export function closesConnection(error: unknown): boolean {
   return error instanceof BodyTooLargeError;
+}
+
+/** How long, and how many bytes of it, an unread body is read and dropped after an early answer. */
+export const LINGER_MS = 5_000;
+export const LINGER_BYTES = 64 * 1024 * 1024;
+
+/**
+ * After an early answer to a body left unread (413 as soon as Content-Length said so), read and
+ * drop the rest of the body, up to LINGER_BYTES or LINGER_MS, as nginx's lingering close does:
+ * closing at once resets the connection of a client that is still sending, and it never reads
+ * the answer (EPIPE). Past either bound the connection is destroyed.
+ */
+export function lingerOnUnreadBody(req: IncomingMessage): void {
+  if (req.complete) return;
+  let dropped = 0;
+  const socket = req.socket;
+  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
+  timer.unref();
+  const stop = () => clearTimeout(timer);
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > LINGER_BYTES) {
+      stop();
+      socket.destroy();
+    }
+  });
+  req.once('end', stop);
+  socket.once('close', stop);
+  req.resume();
 }
 
 export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {

@@ -2,6 +2,7 @@
 // declaration (405 with Allow, preflights, auth before the body, scope, validation naming the
 // field or query parameter, unknown query parameters refused, JSON body limits and types, CORS
 // without credentials, metrics by route template, the access log, response checks, errors).
+import net from 'node:net';
 import { buildInfo } from '@sett/config';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sett/logger';
@@ -136,6 +137,15 @@ const table: RouteTable<Deps> = {
         if (!isUpload(request)) return { json: body };
         return { formBytes: (await readBody(request.raw, 10_000)).length };
       },
+    }),
+    r({
+      method: 'GET',
+      url: '/api/text/',
+      summary: 'Answers a JSON string',
+      tag: 'things',
+      auth: { kind: 'none' },
+      schema: { response: { 200: { type: 'string' } } },
+      handler: () => '{"a": 1}',
     }),
     r({
       method: 'GET',
@@ -375,6 +385,44 @@ describe('validation', () => {
   });
 });
 
+describe('an oversized body', () => {
+  it('is answered 413 at once, then the rest is read and dropped so a client still sending is not reset', async () => {
+    // 5 MB announced; the rest is sent only after the 413 arrived. Closing at once (as the
+    // answer used to) resets the connection under those writes: the client sees EPIPE or
+    // ECONNRESET, and a client that was still writing never reads the answer.
+    const total = 5 * 1024 * 1024;
+    const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+    const errors: string[] = [];
+    socket.on('error', (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
+    let received = '';
+    const answered = new Promise<void>((resolve) =>
+      socket.on('data', (d: Buffer) => {
+        received += d.toString();
+        if (received.includes('payload_too_large')) resolve();
+      }),
+    );
+    socket.write(
+      `POST /api/things/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer writer\r\n` +
+        `Content-Type: application/json\r\nContent-Length: ${total}\r\n\r\n`,
+    );
+    await answered;
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+    const chunk = Buffer.alloc(256 * 1024, 0x20);
+    let sending = true;
+    let closedWhileSending = false;
+    socket.on('close', () => (closedWhileSending ||= sending));
+    for (let sent = 0; sent < total && !socket.destroyed; sent += chunk.length) {
+      await new Promise<void>((resolve) => socket.write(chunk, () => resolve()));
+      // Give a reset from the server the time to arrive between writes.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    sending = false;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect({ errors, closedWhileSending }).toEqual({ errors: [], closedWhileSending: false });
+    socket.destroy();
+  });
+});
+
 describe('upload routes', () => {
   it('parse and validate JSON, and leave a multipart form unread for the handler', async () => {
     const json = await call('POST', '/api/uploads/', {
@@ -401,6 +449,12 @@ describe('answers', () => {
   it("maps the service's own errors through its mapError before the generic mapping", async () => {
     const res = await call('GET', '/api/taken/');
     expect(res).toMatchObject({ status: 409, json: { code: 'conflict' } });
+  });
+
+  it('sends an answer that is a string as a JSON string', async () => {
+    const res = await fetch(`${base}/api/text/`);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await res.text()).toBe(JSON.stringify('{"a": 1}'));
   });
 
   it('checks answers against their schema when asked to (tests), as a 500 with an error id', async () => {

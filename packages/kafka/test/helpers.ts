@@ -1,6 +1,7 @@
 // Shared bits of the @sett/kafka integration tests: fast consumer settings for the dev broker
 // and a collector that reads a topic until it has seen everything, shown by a marker message.
 import type { Consumer, Kafka, KafkaMessage } from 'kafkajs';
+import { waitFor as pollUntil } from '@sett/testing';
 
 export const FAST_GROUP = { sessionTimeout: 3000, heartbeatInterval: 300, maxWaitTimeInMs: 200 } as const;
 
@@ -22,11 +23,7 @@ export async function waitFor(
   what: string,
   timeoutMs = 20000,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await pollUntil(what, check, { timeoutMs });
 }
 
 const MARKER = '__end_of_test_messages__';

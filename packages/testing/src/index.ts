@@ -9,3 +9,5 @@ export type { TestCa, TestCaOptions, PemPair } from './tls-certs';
 export { startKafkaProxy } from './kafka-proxy';
 export type { KafkaProxy, KafkaProxyOptions, KafkaProxySaslMechanism } from './kafka-proxy';
 export { freePort } from './ports';
+export { waitFor } from './wait-for';
+export type { WaitForOptions } from './wait-for';

@@ -13,6 +13,7 @@ import {
   createTestDatabase,
   startKafkaProxy,
   uniqueName,
+  waitFor,
   type KafkaProxy,
   type TestCa,
   type TestDatabase,
@@ -131,16 +132,17 @@ it('capture and ingestion carry an event through SASL_SSL with a client certific
   expect(res.status).toBe(200);
 
   // The signal: ingestion wrote the row (it consumes only through the proxy).
-  const deadline = Date.now() + 60_000;
-  let rows: Array<{ event: string }> = [];
-  while (rows.length === 0) {
-    if (Date.now() > deadline) throw new Error('the event never reached Postgres');
-    ({ rows } = await pool.query<{ event: string }>(
-      'SELECT event FROM events WHERE team_id = $1 AND distinct_id = $2',
-      [teamId, distinctId],
-    ));
-    if (rows.length === 0) await new Promise((r) => setTimeout(r, 100));
-  }
+  const rows = await waitFor(
+    'the event to reach Postgres',
+    async () => {
+      const { rows } = await pool.query<{ event: string }>(
+        'SELECT event FROM events WHERE team_id = $1 AND distinct_id = $2',
+        [teamId, distinctId],
+      );
+      return rows.length > 0 && rows;
+    },
+    { timeoutMs: 60_000, intervalMs: 100 },
+  );
   expect(rows).toEqual([{ event: 'over tls and scram' }]);
 
   const { ok, failed } = proxy.logins();

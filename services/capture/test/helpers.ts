@@ -17,7 +17,7 @@ import {
   type CaptureMessage,
 } from '@sett/kafka';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, uniqueName, waitFor as pollUntil, type TestDatabase } from '@sett/testing';
 import { createCaptureApp } from '../src/app';
 import { createProjectLoader } from '../src/capture/project-store';
 
@@ -170,12 +170,11 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   }
 
   const waitFor = async (predicate: (all: Consumed[]) => boolean, timeoutMs = 20_000) => {
-    const deadline = Date.now() + timeoutMs;
-    while (!predicate(consumed)) {
-      if (Date.now() > deadline)
-        throw new Error(`condition not met within ${timeoutMs} ms; consumed ${consumed.length} messages`);
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await pollUntil('the consumed messages to match', () => predicate(consumed), { timeoutMs }).catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; consumed ${consumed.length} messages`);
+      },
+    );
   };
 
   const post: Harness['post'] = async (path, body, headers = {}) => {

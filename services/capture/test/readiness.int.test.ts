@@ -2,7 +2,7 @@
 // traffic to notice it, and 200 again by itself once the broker is back, without any event having
 // to fail or succeed first. Every answer comes within the readiness timeout. Own broker, because
 // this file takes it down.
-import { uniqueName } from '@sett/testing';
+import { uniqueName, waitFor } from '@sett/testing';
 import { startHarness, type Harness } from './helpers';
 
 jest.setTimeout(60_000);
@@ -29,15 +29,19 @@ async function ready(): Promise<Ready> {
 
 /** Polls /_ready until it answers `status`; every answer must come within the bound. */
 async function waitForReady(status: number, timeoutMs = 20_000): Promise<Ready> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await ready();
-    // The readiness runner gives each check 2 s; the kafka probe answers well before that.
-    expect(r.ms).toBeLessThan(2500);
-    if (r.status === status) return r;
-    if (Date.now() > deadline) throw new Error(`/_ready still ${r.status}: ${JSON.stringify(r.body)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  let last: Ready | undefined;
+  return waitFor(
+    `/_ready to answer ${status}`,
+    async () => {
+      last = await ready();
+      // The readiness runner gives each check 2 s; the kafka probe answers well before that.
+      expect(last.ms).toBeLessThan(2500);
+      return last.status === status && last;
+    },
+    { timeoutMs, intervalMs: 100 },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message}: still ${last?.status} ${JSON.stringify(last?.body)}`);
+  });
 }
 
 const postEvent = (id: string) =>

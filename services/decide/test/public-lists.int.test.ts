@@ -3,6 +3,7 @@
 // shapes, stages, token errors, CORS, and that a flags-changed publication drops the cached list.
 import { randomUUID } from 'node:crypto';
 import { createRedis, redisKeys, type Redis } from '@sett/cache';
+import { waitFor } from '@sett/testing';
 import { payloadValue } from '../src/public-lists/early-access-feature-store';
 import { stagesOf } from '../src/public-lists/public-list-routes';
 import { REDIS_URL, createProject, insertFlag, startHarness, type Harness, type Project } from './support';
@@ -103,12 +104,15 @@ describe('GET /api/early_access_features/', () => {
       (await get(`/api/early_access_features/?token=${project.token}`)).body.earlyAccessFeatures,
     ).toHaveLength(1);
     await publisher.publish(redisKeys.flagsChangedChannel(), String(project.teamId));
-    // Delivery is asynchronous: poll until the list changes (bounded by jest's timeout).
-    let after = await get(`/api/early_access_features/?token=${project.token}`);
-    while (after.body.earlyAccessFeatures.length !== 2) {
-      await new Promise((r) => setImmediate(r));
-      after = await get(`/api/early_access_features/?token=${project.token}`);
-    }
+    // Delivery is asynchronous: poll until the list changes.
+    const after = await waitFor(
+      'the published change to reach the cached list',
+      async () => {
+        const r = await get(`/api/early_access_features/?token=${project.token}`);
+        return r.body.earlyAccessFeatures.length === 2 && r;
+      },
+      { intervalMs: 0 },
+    );
     expect(after.body.earlyAccessFeatures).toHaveLength(2);
   });
 

@@ -4,6 +4,7 @@
 // flag_keys).
 import { invalidateRemoteConfig, redisKeys, writeFlagList } from '@sett/cache';
 import { createProject, insertFlag, post, startHarness, type Harness, type Project } from './support';
+import { waitFor as pollUntil } from '@sett/testing';
 
 let h: Harness;
 let project: Project;
@@ -200,9 +201,5 @@ describe('/flags?v=2 fields', () => {
 });
 
 async function waitFor(check: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setImmediate(resolve));
-  }
+  await pollUntil('the remote config condition', check, { timeoutMs, intervalMs: 0 });
 }

@@ -1,6 +1,7 @@
-// The safety net between management's handlers and the one error middleware: errors of pg,
-// Prisma and its pg adapter, and the router's URIError, become meaningful statuses instead of
-// 500. Handlers validate up front (so their messages name the field); this catches what only
+// The safety net between management's handlers and the one error mapping (the route
+// mechanism's `mapError`, so it sees every error of a request, authentication included): errors
+// of pg, Prisma and its pg adapter, and the router's URIError, become meaningful statuses
+// instead of 500. Handlers validate up front (so their messages name the field); this catches what only
 // the database can know (a row deleted or a unique value taken by a concurrent request) and a
 // database that cannot answer:
 // - unreachable or too slow (connect timeout, client query timeout, statement_timeout 57014,
@@ -9,7 +10,6 @@
 // - record to change not found (Prisma P2025) → 404; unique violation (P2002, 23505) → 409;
 // - data exceptions (SQLSTATE class 22, e.g. a value out of range) → 400;
 // - a path the router cannot percent-decode (URIError) → 400.
-import type { ErrorRequestHandler } from 'express';
 import {
   ConflictError,
   NotFoundError,
@@ -130,8 +130,3 @@ export function toDatabaseSettError(err: unknown): SettError | undefined {
   }
   return undefined;
 }
-
-/** Express error handler: maps what it recognises, passes everything on to the error middleware. */
-export const databaseErrorMiddleware: ErrorRequestHandler = (err, _req, _res, next) => {
-  next(toDatabaseSettError(err) ?? err);
-};

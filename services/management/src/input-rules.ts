@@ -1,11 +1,11 @@
-// The one rule for what management accepts, applied to every /api/ request right after
-// authentication (so 401 still comes first): the URL path must be valid percent-encoded UTF-8,
+// The one rule for what management accepts, applied to every request of its route table right
+// after authentication (so 401 still comes first; the route mechanism's `checkInput`): the URL path must be valid percent-encoded UTF-8,
 // and no path segment, query parameter (name or value), JSON body key or string may hold
 // U+0000 or a lone UTF-16 surrogate (Postgres can store neither in text or jsonb), and the body
 // may nest at most MAX_JSON_DEPTH containers. Anything else is a 400 `validation_error` whose
 // attr names the field (`path` for a path segment), before any handler or query sees it. Body
 // keys named `__proto__` are dropped: Prisma does not store them, so no answer may show them.
-import type { RequestHandler } from 'express';
+import type { FastifyRequest } from 'fastify';
 import { ValidationError } from '@sett/http';
 import {
   MAX_JSON_DEPTH,
@@ -69,12 +69,10 @@ export function checkQueryAndBody(query: unknown, body: unknown): void {
   }
 }
 
-export function inputRulesMiddleware(): RequestHandler {
-  return (req, _res, next) => {
-    checkPath(req.originalUrl.split('?')[0] ?? '');
-    checkQueryAndBody(req.query, req.body);
-    // Storage leaves `__proto__` keys out (Prisma), so they are dropped before anything echoes them.
-    dropProtoKeys(req.body);
-    next();
-  };
+/** The route mechanism's checkInput: the path, then the query and the parsed body. */
+export function checkInput(request: FastifyRequest): void {
+  checkPath(request.url.split('?')[0] ?? '');
+  checkQueryAndBody(request.query, request.body);
+  // Storage leaves `__proto__` keys out (Prisma), so they are dropped before anything echoes them.
+  dropProtoKeys(request.body);
 }

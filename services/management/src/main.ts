@@ -2,7 +2,7 @@
 import { resolve } from 'node:path';
 import { databaseTimeouts, loadConfigOrExit } from '@sett/config';
 import { createLogger, type Logger } from '@sett/logger';
-import { createMetricsRegistry, startService } from '@sett/http';
+import { createMetricsRegistry, serverTimeouts, startService } from '@sett/http';
 import { createPgPool, createPrisma } from '@sett/db';
 import { createRedis } from '@sett/cache';
 import { deriveCredentialKeys, loadOrCreateKeyFile } from '@sett/keys';
@@ -64,6 +64,7 @@ async function main() {
       userRateLimitPerMinute: config.management.userRateLimitPerMinute,
       publicUrl: config.management.publicUrl,
       trustedProxyHops: config.trustedProxyHops,
+      accessLogSampleRate: config.http.accessLogSampleRate,
     },
   });
   await startService({
@@ -71,6 +72,7 @@ async function main() {
     app,
     host: config.host,
     port: config.ports.management,
+    timeouts: serverTimeouts(config),
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,

@@ -9,9 +9,7 @@ import {
   hasCycle,
 } from '../src/cohorts/cohort-filters';
 import { csvRecords, distinctIdsFromCsv } from '../src/cohorts/cohort-csv';
-import { cohortCreateSchema, cohortUpdateSchema } from '../src/cohorts/cohort-schemas';
 import { checkFlagReferences } from '../src/feature-flags/flag-filters';
-import { buildOpenApiDocument } from '../src/openapi/openapi-document';
 
 const csv = (text: string) => distinctIdsFromCsv(Buffer.from(text));
 const problem = (fn: () => unknown) => {
@@ -132,13 +130,4 @@ test('flag references: missing, values, cycles through several hops', () => {
   );
   const cohortRef = { groups: [{ properties: [{ key: 'id', type: 'cohort', value: 5 }] }] } as FlagFilters;
   expect(problem(() => checkFlagReferences(cohortRef, project)).message).toMatch(/does not exist/);
-});
-
-test('OpenAPI documents cohorts with the very schemas that validate them', () => {
-  const doc = buildOpenApiDocument();
-  expect(doc.components.schemas.CohortCreate).toBe(cohortCreateSchema);
-  expect(doc.components.schemas.PatchedCohort).toBe(cohortUpdateSchema);
-  const post = doc.paths['/api/projects/{project_id}/cohorts/'].post;
-  expect(post['x-required-scope']).toBe('cohort:write');
-  expect(Object.keys(post.requestBody!.content)).toEqual(['application/json', 'multipart/form-data']);
 });

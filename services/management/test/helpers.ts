@@ -75,7 +75,8 @@ export async function serveManagement(
     encryptionKey: randomBytes(32),
     ...deps,
     logger,
-    config: { rateLimitPerMinute: 100_000, ...deps.config },
+    // Every answer of every test is checked against its route's response schema.
+    config: { rateLimitPerMinute: 100_000, checkResponses: true, ...deps.config },
   });
   const service = await startService({
     name: 'management',

@@ -8,7 +8,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createPgPool } from '@sett/db';
 import { createSilentLogger } from '@sett/logger';
-import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, waitFor, type TestDatabase } from '@sett/testing';
 import type pg from 'pg';
 import { createBackgroundJobs } from '../src/jobs/background-jobs';
 import type { JobRunner } from '../src/jobs/job-runner';
@@ -33,20 +33,6 @@ afterAll(async () => {
   await pool?.end();
   await db?.drop();
 });
-
-async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | false | undefined>,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await check();
-    if (r) return r;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}
 
 it('finishes a job whose process was SIGKILLed while running it', async () => {
   const org = randomUUID();
@@ -100,16 +86,20 @@ it('finishes a job whose process was SIGKILLed while running it', async () => {
   child.stderr!.on('data', (d: Buffer) => output.push(d.toString()));
 
   // The signal: the child claimed the job and its DELETE waits on the test's lock.
-  const blockedPid = await waitFor('the child blocked inside the job', async () => {
-    const row = await readJob(pool, job.id);
-    if (row?.state !== 'running') return false;
-    const { rows } = await pool.query<{ pid: number }>(
-      `SELECT pid FROM pg_stat_activity
+  const blockedPid = await waitFor(
+    'the child blocked inside the job',
+    async () => {
+      const row = await readJob(pool, job.id);
+      if (row?.state !== 'running') return false;
+      const { rows } = await pool.query<{ pid: number }>(
+        `SELECT pid FROM pg_stat_activity
         WHERE datname = current_database() AND application_name = 'sett-management'
           AND wait_event_type = 'Lock' AND query LIKE 'DELETE FROM events%'`,
-    );
-    return rows[0]?.pid;
-  }).catch((err) => {
+      );
+      return rows[0]?.pid;
+    },
+    { timeoutMs: 30_000 },
+  ).catch((err) => {
     throw new Error(`${(err as Error).message}\n${output.join('')}`);
   });
   const claimed = (await readJob(pool, job.id))!;
@@ -142,10 +132,14 @@ it('finishes a job whose process was SIGKILLed while running it', async () => {
     },
   });
   runner.start();
-  const done = await waitFor('the job finished by the new runner', async () => {
-    const row = await readJob(pool, job.id);
-    return row?.state === 'succeeded' ? row : false;
-  });
+  const done = await waitFor(
+    'the job finished by the new runner',
+    async () => {
+      const row = await readJob(pool, job.id);
+      return row?.state === 'succeeded' ? row : false;
+    },
+    { timeoutMs: 30_000 },
+  );
   expect(done).toMatchObject({ attempts: 2, progress: { events_deleted: 20, phase: 'done' } });
   expect(
     Number((await pool.query(`SELECT count(*) AS n FROM events WHERE distinct_id = 'victim'`)).rows[0].n),

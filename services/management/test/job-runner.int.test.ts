@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import { createPgPool } from '@sett/db';
 import { createSilentLogger } from '@sett/logger';
-import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, waitFor, type TestDatabase } from '@sett/testing';
 import type pg from 'pg';
 import { createBackgroundJobs } from '../src/jobs/background-jobs';
 import { createJobRunner, type JobHandler, type JobRunner } from '../src/jobs/job-runner';
@@ -46,13 +46,14 @@ function runner(handlers: Record<string, JobHandler>, opts: { leaseMs?: number; 
 }
 
 async function waitForState(id: string, states: string[], timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const job = await readJob(pool, id);
-    if (job && states.includes(job.state)) return job;
-    if (Date.now() > deadline) throw new Error(`job ${id} is ${job?.state}, not ${states.join('/')}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return waitFor(
+    `job ${id} to be ${states.join('/')}`,
+    async () => {
+      const job = await readJob(pool, id);
+      return job && states.includes(job.state) && job;
+    },
+    { timeoutMs, intervalMs: 20 },
+  );
 }
 
 it('claims again a job whose process died while running it (lease ran out)', async () => {
@@ -202,13 +203,11 @@ it('purges a soft-deleted project and nothing else', async () => {
   });
   runners.push(jobs);
   jobs.start();
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const { rowCount } = await pool.query(`SELECT 1 FROM teams WHERE id = $1`, [doomed]);
-    if (rowCount === 0) break;
-    if (Date.now() > deadline) throw new Error('project not purged');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(
+    'the project to be purged',
+    async () => (await pool.query(`SELECT 1 FROM teams WHERE id = $1`, [doomed])).rowCount === 0,
+    { timeoutMs: 20_000, intervalMs: 20 },
+  );
   const count = async (table: string, teamId: number) =>
     (await pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table} WHERE team_id = $1`, [teamId]))
       .rows[0]!.n;

@@ -7,6 +7,7 @@ import { createBackgroundJobs } from '../src/jobs/background-jobs';
 import type { JobRunner } from '../src/jobs/job-runner';
 import { uuidv7At } from '../src/retention/partition-plan';
 import { createSilentLogger } from '@sett/logger';
+import { waitFor } from '@sett/testing';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
 let h: Harness;
@@ -80,15 +81,16 @@ async function eventCount(teamId: number, distinctIds: string[]) {
   return rows[0]!.n;
 }
 
-async function waitForJob(location: string, key = readKey) {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const res = await call(h, 'GET', location, key);
-    expect(res.status).toBe(200);
-    if (res.body.status === 'succeeded' || res.body.status === 'failed') return res.body;
-    if (Date.now() > deadline) throw new Error(`job ${location} still ${res.body.status}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function waitForJob(location: string, key = readKey) {
+  return waitFor(
+    `job ${location} to finish`,
+    async () => {
+      const res = await call(h, 'GET', location, key);
+      expect(res.status).toBe(200);
+      return (res.body.status === 'succeeded' || res.body.status === 'failed') && res.body;
+    },
+    { timeoutMs: 20_000 },
+  );
 }
 
 describe('GET /api/projects/:id/persons/:uuid/', () => {

@@ -1,5 +1,5 @@
-// Pure parts: pagination envelope and cursor, flag filter checks, key slugs,
-// bearer parsing, and the OpenAPI document reusing the validation schemas.
+// Pure parts: pagination envelope and cursor, flag filter checks, key slugs and bearer
+// parsing (the OpenAPI document has its own test, openapi.unit.test.ts).
 import { ValidationError, AuthenticationError } from '@sett/http';
 import { parseBearer } from '../src/auth/auth-middleware';
 import {
@@ -9,18 +9,14 @@ import {
   uniqueKey,
   withoutEnrollment,
 } from '../src/feature-flags/flag-filters';
-import { featureFlagCreateSchema } from '../src/feature-flags/feature-flag-schemas';
-import { buildOpenApiDocument } from '../src/openapi/openapi-document';
 import { decodeCursor, encodeCursor, envelope, linkOrigin, parsePage } from '../src/pagination/pagination';
-import { userUpdateSchema } from '../src/users/user-schemas';
+import { stringifyPage } from '../src/users/user-page-json';
 
 const info = { origin: 'https://h', path: '/api/x/', query: { limit: '2', is_staff: 'true' } };
 
-test('parsePage defaults, clamps and rejects', () => {
+test('parsePage defaults and clamps (the route schemas refuse the rest: users.int.test.ts)', () => {
   expect(parsePage({})).toEqual({ limit: 100, offset: 0 });
-  expect(parsePage({ limit: '5000', offset: '3' })).toEqual({ limit: 1000, offset: 3 });
-  for (const q of [{ limit: '0' }, { limit: 'x' }, { offset: '-1' }, { limit: ['1', '2'] }])
-    expect(() => parsePage(q)).toThrow(ValidationError);
+  expect(parsePage({ limit: 5000, offset: 3 })).toEqual({ limit: 1000, offset: 3 });
 });
 
 test('envelope next/previous', () => {
@@ -111,9 +107,14 @@ test('bearer parsing', () => {
     expect(() => parseBearer(h)).toThrow(AuthenticationError);
 });
 
-test('the OpenAPI document embeds the very schemas used for validation', () => {
-  const doc = buildOpenApiDocument('https://h');
-  expect(doc.components.schemas.PatchedUser).toBe(userUpdateSchema);
-  expect(doc.components.schemas.FeatureFlagCreate).toBe(featureFlagCreateSchema);
-  expect(doc.paths['/api/users/{uuid}/'].delete['x-required-scope']).toBe('user:write');
+test('stringifyPage writes shared organizations once and the same text as JSON.stringify', () => {
+  const org = { id: 'o', name: 'Org "quoted" \u2028', teams: [{ id: 1, name: 'x' }] };
+  const team = { id: 1, name: 'x' };
+  const users = [
+    { uuid: 'a', team, organization: org, first_name: '\u0000-free but odd: "\\u0000' },
+    { uuid: 'b', team: null, organization: org, first_name: 'b' },
+    { uuid: 'c', team, organization: null, first_name: 'c' },
+  ] as unknown as Parameters<typeof stringifyPage>[1];
+  const envelope = { count: 3, next: null, previous: null, results: users };
+  expect(stringifyPage(envelope, users)).toBe(JSON.stringify(envelope));
 });

@@ -2,6 +2,7 @@
 // once, stored only hashed, scope subset rule).
 import { randomUUID } from 'node:crypto';
 import { hashPersonalApiKey } from '@sett/keys';
+import { waitFor } from '@sett/testing';
 import { call, createKey, seed, startHarness, type Fixture, type Harness, type Reply } from './helpers';
 
 let h: Harness;
@@ -171,11 +172,12 @@ test('personal API keys: value shown once, stored hashed, listed without value, 
   expect(JSON.stringify(list.body)).not.toContain(value);
   expect(list.body.results.every((k: object) => !('value' in k))).toBe(true);
   // last_used_at is written by the request above, off its path: wait for the row to show it.
-  const deadline = Date.now() + 10_000;
-  while (!(await h.prisma.personalApiKey.findUniqueOrThrow({ where: { id: created.body.id } })).lastUsedAt) {
-    if (Date.now() > deadline) throw new Error('last_used_at was never written');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await waitFor(
+    'last_used_at to be written',
+    async () =>
+      (await h.prisma.personalApiKey.findUniqueOrThrow({ where: { id: created.body.id } })).lastUsedAt,
+    { intervalMs: 20 },
+  );
   expect((await call(h, 'GET', `/api/personal_api_keys/${created.body.id}/`, key)).body.last_used_at).toEqual(
     expect.any(String),
   );

@@ -16,6 +16,7 @@ import type pg from 'pg';
 import { createCaptureApp } from '../../capture/src/app';
 import { createProjectLoader } from '../../capture/src/capture/project-store';
 import { createDecideApp, type DecideApp } from '../../decide/src/app';
+import { waitFor } from '@sett/testing';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
 const LONG_TTL_MS = 600_000;
@@ -109,14 +110,14 @@ async function statuses(token: string): Promise<number[]> {
 
 /** Polls until every replica answers `status` for the token (the signal), or fails after 10 s. */
 async function untilAll(token: string, status: number): Promise<void> {
-  const deadline = Date.now() + 10_000;
   let last: number[] = [];
-  while (Date.now() < deadline) {
-    last = await statuses(token);
-    if (last.every((s) => s === status)) return;
-    await new Promise((r) => setImmediate(r));
-  }
-  throw new Error(`replicas still answer ${last.join(', ')} for ${token.slice(0, 8)}…, expected ${status}`);
+  await waitFor(
+    `every replica to answer ${status} for ${token.slice(0, 8)}…`,
+    async () => (last = await statuses(token)).every((s) => s === status),
+    { intervalMs: 0 },
+  ).catch((err: Error) => {
+    throw new Error(`${err.message} (they answer ${last.join(', ')})`);
+  });
 }
 
 beforeAll(async () => {

@@ -36,7 +36,7 @@ import {
   type ErrorBody,
 } from '../errors';
 import { httpRequestObserver, UNMATCHED_ROUTE } from '../metrics';
-import { BodyTooLargeError, closesConnection, readBody } from '../read-body';
+import { BodyTooLargeError, closesConnection, lingerOnUnreadBody, readBody } from '../read-body';
 import { withRequestId } from '../request-id';
 import { closeQuerySchema, compileFor, validationFailure, type HttpPart } from './route-validation';
 import {
@@ -331,8 +331,19 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
 
   fastify.setErrorHandler((error: FastifyError, request, reply) => {
     const known = opts.mapError?.(error) ?? mapError(error);
-    // The rest of an oversized body was left unread: do not let Node drain it for keep-alive.
-    if (closesConnection(known ?? error)) reply.header('Connection', 'close');
+    // A body the mechanism left unread (413 as soon as Content-Length said so, 415): read and
+    // drop the rest, bounded, instead of closing the connection under a client still sending
+    // (Fastify asks for a close after a body error), which resets it before the client reads the
+    // answer. A `raw` route's handler owns its body and its answer (capture closes).
+    const mechanismBody = (request.routeOptions.config.body ?? 'json') !== 'raw';
+    if (
+      mechanismBody &&
+      !request.raw.complete &&
+      (closesConnection(known ?? error) || known?.status === 415)
+    ) {
+      reply.removeHeader('connection');
+      lingerOnUnreadBody(request.raw);
+    } else if (closesConnection(known ?? error)) reply.header('Connection', 'close');
     if (known) {
       logger.debug('request rejected', {
         method: request.method,
@@ -508,6 +519,9 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
           `response of ${r.method} ${url} does not match its schema: ${JSON.stringify(validateResponse.errors)}`,
         );
       }
+      // Fastify sends a string as it is: an answer that is a JSON string is serialised here.
+      if (typeof result === 'string')
+        return reply.code(status).type(JSON_CONTENT_TYPE).send(JSON.stringify(result));
       if (serialized === undefined) return reply.code(status).send(result);
       if (!reply.hasHeader('content-type')) reply.type(JSON_CONTENT_TYPE);
       return reply.code(status).send(serialized);

@@ -21,7 +21,7 @@ import {
   type DeadLetterMessage,
 } from '@sett/kafka';
 import { createSilentLogger } from '@sett/logger';
-import { createTestDatabase, uniqueName, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, uniqueName, waitFor as pollUntil, type TestDatabase } from '@sett/testing';
 import {
   createIngestionWorker,
   type IngestionWorker,
@@ -172,18 +172,13 @@ export function startWorker(
   return { worker, registry };
 }
 
-export async function waitFor<T>(
+/** @sett/testing's waitFor with ingestion's longer default (30 s). */
+export function waitFor<T>(
   what: string,
   check: () => Promise<T | false | undefined | null> | T | false,
   timeoutMs = 30_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await check();
-    if (r) return r;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((res) => setTimeout(res, 100));
-  }
+  return pollUntil(what, check, { timeoutMs, intervalMs: 100 });
 }
 
 export async function countEvents(pool: Pool, teamId?: number): Promise<number> {

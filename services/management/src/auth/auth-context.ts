@@ -1,10 +1,9 @@
 // Who is calling: the personal API key's owner, its scopes and its memberships (organization
-// levels and reachable projects), put on res.locals by the auth middleware and read by every
-// handler through authOf(). Cached with the key lookup for a few seconds (see auth-middleware):
-// read paths decide visibility from it without a query; write paths re-check against the
-// database.
-import type { Response } from 'express';
-import { ForbiddenError, SettError } from '@sett/http';
+// levels and reachable projects), what the personal-key authenticator (authenticators.ts) puts
+// on every request of a `personal_key` route and handlers receive as `auth`. Cached with the
+// key lookup for a few seconds (see auth-middleware): read paths decide visibility from it
+// without a query; write paths re-check against the database.
+import { ForbiddenError } from '@sett/http';
 import { hasScope, type Scope } from '@sett/keys';
 
 export interface AuthContext {
@@ -20,15 +19,9 @@ export interface AuthContext {
   currentTeamId?: number | null;
 }
 
-export function authOf(res: Response): AuthContext {
-  const auth = res.locals.auth as AuthContext | undefined;
-  if (!auth) throw new SettError(500, 'server_error', 'error', 'authentication middleware missing');
-  return auth;
-}
-
-/** 403 naming the missing scope, PostHog's wording. */
-export function requireScope(auth: AuthContext, scope: Scope): void {
-  if (!hasScope(auth.scopes, scope)) {
+/** 403 naming the missing scope, PostHog's wording. Called by the route mechanism only. */
+export function checkScope(scopes: readonly string[], scope: string | null): void {
+  if (scope !== null && !hasScope(scopes, scope as Scope)) {
     throw new ForbiddenError(`API key missing required scope '${scope}'`, 'permission_denied');
   }
 }

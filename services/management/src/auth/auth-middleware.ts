@@ -6,10 +6,9 @@
 // repeated unknown key none (writes in this process clear the cache), and a client address that
 // keeps presenting unknown keys gets 429 instead of a query each, without a valid key ever being
 // refused. last_used_at is written at most once a minute per key, off the request path. Project
-// keys (phc_), malformed and unknown keys are 401; scopes are checked per operation by
-// requireScope.
+// keys (phc_), malformed and unknown keys are 401; scopes are checked per route by the route
+// mechanism (authenticators.ts).
 import type { IncomingMessage } from 'node:http';
-import type { RequestHandler } from 'express';
 import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
 import {
@@ -177,12 +176,5 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
     clear() {
       keys.clear();
     },
-  };
-}
-
-export function authMiddleware(authenticator: KeyAuthenticator): RequestHandler {
-  return async (req, res, next) => {
-    res.locals.auth = await authenticator.authenticate(req);
-    next();
   };
 }

@@ -1,8 +1,8 @@
 // Reads a multipart/form-data request (a static cohort CSV upload, as PostHog's UI sends it:
 // form fields plus a file in the `csv` field) into memory, bounded: the file at
 // MAX_CSV_BYTES (413 beyond), at most 20 other fields of 64 KB each.
+import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import type { Request } from 'express';
 import { PayloadTooLargeError, ValidationError } from '@sett/http';
 
 /** Largest CSV accepted (about 2 million distinct ids of 20 characters). */
@@ -13,11 +13,7 @@ export interface MultipartForm {
   csv?: Buffer;
 }
 
-export function isMultipart(req: Request): boolean {
-  return (req.headers['content-type'] ?? '').toLowerCase().startsWith('multipart/form-data');
-}
-
-export function readMultipart(req: Request, maxFileBytes = MAX_CSV_BYTES): Promise<MultipartForm> {
+export function readMultipart(req: IncomingMessage, maxFileBytes = MAX_CSV_BYTES): Promise<MultipartForm> {
   return new Promise((resolve, reject) => {
     let parser: busboy.Busboy;
     try {

@@ -4,6 +4,7 @@
 // and leaf count, one precise message per problem, no recursion over client JSON).
 import { compile, type FromSchema } from '@sett/schemas';
 import { PROPERTY_OPERATORS } from '@sett/flags';
+import { bool, creatorSchema, dateTime, int, paginated, shape, str } from '../api-schemas';
 
 /** Longest distinct id a static cohort takes (longer ones are refused, with the CSV line). */
 export const MAX_DISTINCT_ID_LENGTH = 400;
@@ -83,8 +84,6 @@ export type CohortRemoveMembersBody = FromSchema<typeof cohortRemoveMembersSchem
 
 export const validateCohortCreate = compile<CohortCreateBody>(cohortCreateSchema);
 export const validateCohortUpdate = compile<CohortUpdateBody>(cohortUpdateSchema);
-export const validateCohortAddMembers = compile<CohortAddMembersBody>(cohortAddMembersSchema);
-export const validateCohortRemoveMembers = compile<CohortRemoveMembersBody>(cohortRemoveMembersSchema);
 
 // Leaves of the filter tree, checked one by one by the walk: the operators decide evaluates.
 const PERSON_OPERATORS = PROPERTY_OPERATORS;
@@ -133,3 +132,53 @@ export const behavioralLeafSchema = {
 export const validatePersonLeaf = compile(personLeafSchema);
 export const validateCohortLeaf = compile(cohortLeafSchema);
 export const validateBehavioralLeaf = compile(behavioralLeafSchema);
+
+// --- answers ---
+
+/** PostHog's cohort shape (fields Sett has no use for carry PostHog's neutral values). */
+export const cohortSchema = shape({
+  id: int,
+  name: str,
+  description: str,
+  groups: { type: 'array', maxItems: 0, description: 'always empty (a legacy PostHog field)' },
+  deleted: bool,
+  filters: {
+    type: 'object',
+    description:
+      'filters.properties: a tree of AND/OR groups of person conditions {key, type: "person", value, operator, ' +
+      'negation}, cohort references {key: "id", type: "cohort", value, negation} and behavioural conditions ' +
+      '(stored, refused in feature flags)',
+  },
+  query: { type: 'null' },
+  version: int,
+  pending_version: { type: 'null' },
+  is_calculating: bool,
+  created_by: creatorSchema,
+  created_at: dateTime,
+  last_calculation: dateTime,
+  errors_calculating: int,
+  count: { type: ['integer', 'null'], description: 'members of a static cohort; null for dynamic ones' },
+  is_static: bool,
+});
+
+export const cohortMembersAnswer = paginated(shape({ distinct_id: str }));
+
+/** A static cohort upload as PostHog's UI sends it (multipart/form-data). */
+export const cohortUploadForm = {
+  type: 'object',
+  properties: {
+    name: str,
+    description: str,
+    is_static: { type: 'string', enum: ['true', 'false'] },
+    deleted: { type: 'string', enum: ['true', 'false'] },
+    filters: { type: 'string', description: 'JSON' },
+    csv: {
+      type: 'string',
+      contentMediaType: 'text/csv',
+      description:
+        'UTF-8, at most 50 MB. One column of distinct ids (an optional distinct_id header), or several ' +
+        `columns with a distinct_id / distinct-id header. Ids are trimmed, at most ${MAX_DISTINCT_ID_LENGTH} ` +
+        'characters, without NUL (else 400 naming the line).',
+    },
+  },
+} as const;

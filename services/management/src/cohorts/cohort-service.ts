@@ -293,8 +293,13 @@ export function createCohortService({
   return {
     writeCohorts,
 
-    async list(teamId: number, page: Page) {
-      const where = { teamId, deleted: false };
+    /** Newest first; `search`: case-insensitive text the name contains (PostHog's filter). */
+    async list(teamId: number, page: Page, search?: string) {
+      const where: Prisma.CohortWhereInput = {
+        teamId,
+        deleted: false,
+        ...(search ? { name: { contains: search, mode: 'insensitive' } } : {}),
+      };
       const [count, rows] = await Promise.all([
         prisma.cohort.count({ where }),
         prisma.cohort.findMany({ where, orderBy: { id: 'desc' }, skip: page.offset, take: page.limit }),

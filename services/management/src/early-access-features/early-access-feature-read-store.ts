@@ -19,10 +19,12 @@ const FEATURE_JSON = `json_build_object(
 
 // The page is cut on the bare rows first and only its 100 rows are joined and turned into
 // JSON: Postgres computes the select list of the rows OFFSET skips, too.
+// $4: the name search (PostHog's `search`: case-insensitive text the name contains), or null.
+const MATCHES = `team_id = $1 AND ($4::text IS NULL OR strpos(lower(name), lower($4::text)) > 0)`;
 const LIST_SQL = `
-SELECT (SELECT count(*)::int FROM early_access_features WHERE team_id = $1) AS count,
+SELECT (SELECT count(*)::int FROM early_access_features WHERE ${MATCHES}) AS count,
   (SELECT coalesce(json_agg(${FEATURE_JSON} ORDER BY e.created_at DESC, e.id DESC), '[]')
-   FROM (SELECT * FROM early_access_features WHERE team_id = $1
+   FROM (SELECT * FROM early_access_features WHERE ${MATCHES}
          ORDER BY created_at DESC, id DESC LIMIT $2 OFFSET $3) e
    LEFT JOIN feature_flags f ON f.id = e.feature_flag_id) AS rows`;
 
@@ -39,9 +41,18 @@ function toRow(raw: RawRow): EarlyAccessFeatureRow {
 
 export function createEarlyAccessFeatureReadStore(pool: pg.Pool) {
   return {
-    async list(teamId: number, page: Page): Promise<{ count: number; rows: EarlyAccessFeatureRow[] }> {
+    async list(
+      teamId: number,
+      page: Page,
+      search?: string,
+    ): Promise<{ count: number; rows: EarlyAccessFeatureRow[] }> {
       const r = (
-        await pool.query<{ count: number; rows: RawRow[] }>(LIST_SQL, [teamId, page.limit, page.offset])
+        await pool.query<{ count: number; rows: RawRow[] }>(LIST_SQL, [
+          teamId,
+          page.limit,
+          page.offset,
+          search || null,
+        ])
       ).rows[0]!;
       return { count: r.count, rows: r.rows.map(toRow) };
     },

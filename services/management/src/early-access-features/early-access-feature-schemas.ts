@@ -1,6 +1,8 @@
-// Request schemas of the early access feature endpoints (docs/interface.md, "Early access features"). Update accepts only
-// its four writable fields; anything else is a 400 naming the field.
-import { compile, type FromSchema } from '@sett/schemas';
+// Request schemas of the early access feature endpoints (docs/interface.md, "Early access
+// features"), and the shape of their answers. Update accepts only its four writable fields;
+// anything else is a 400 naming the field.
+import { type FromSchema } from '@sett/schemas';
+import { bool, dateTime, int, nullable, shape, str, uuid } from '../api-schemas';
 import { MAX_INT4 } from '../validate';
 
 export const STAGES = ['draft', 'concept', 'alpha', 'beta', 'general-availability', 'archived'] as const;
@@ -28,9 +30,31 @@ export const earlyAccessFeatureUpdateSchema = {
 export type EarlyAccessFeatureCreateBody = FromSchema<typeof earlyAccessFeatureCreateSchema>;
 export type EarlyAccessFeatureUpdateBody = FromSchema<typeof earlyAccessFeatureUpdateSchema>;
 
-export const validateEarlyAccessFeatureCreate = compile<EarlyAccessFeatureCreateBody>(
-  earlyAccessFeatureCreateSchema,
-);
-export const validateEarlyAccessFeatureUpdate = compile<EarlyAccessFeatureUpdateBody>(
-  earlyAccessFeatureUpdateSchema,
+// --- answers ---
+
+/** The nested flag: the flag fields PostHog lists there, nothing more. */
+const nestedFlagSchema = shape({
+  id: int,
+  team_id: int,
+  name: str,
+  key: str,
+  filters: { type: 'object' },
+  deleted: bool,
+  active: bool,
+  ensure_experience_continuity: bool,
+  has_encrypted_payloads: bool,
+});
+
+export const earlyAccessFeatureSchema = shape(
+  {
+    id: uuid,
+    feature_flag: nullable(nestedFlagSchema),
+    feature_flag_id: { ...int, description: 'only in the create answer' },
+    name: str,
+    description: str,
+    stage: { type: 'string', enum: STAGES },
+    documentation_url: str,
+    created_at: dateTime,
+  },
+  { optional: ['feature_flag_id'] },
 );

@@ -103,8 +103,8 @@ export function createEarlyAccessFeatureService({
 
   return {
     /** Newest first (created_at, then id), with the total count: one statement. */
-    async list(teamId: number, page: Page) {
-      const { count, rows } = await reads.list(teamId, page);
+    async list(teamId: number, page: Page, search?: string) {
+      const { count, rows } = await reads.list(teamId, page, search);
       return { count, results: rows.map(earlyAccessFeatureJson) };
     },
 

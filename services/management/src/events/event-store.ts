@@ -3,11 +3,16 @@
 // deep, so the list stays fast on millions of rows. Plain SQL through the pg pool (the hot
 // path is visible). Persons of the page are resolved in one extra query.
 import type pg from 'pg';
+import { propertyFilterSql, type PropertyGroup } from '../filters/property-filter-sql';
 import type { EventCursor } from '../pagination/pagination';
 
 export interface EventFilters {
   event?: string;
   distinctId?: string;
+  /** Events of every distinct id of this person (lower-case uuid). */
+  personUuid?: string;
+  /** PostHog property filters on the event's properties and its person's. */
+  properties?: PropertyGroup;
   after?: Date;
   before?: Date;
   cursor?: EventCursor;
@@ -45,6 +50,21 @@ export async function listEvents(
   };
   if (filters.event !== undefined) add((p) => `event = ${p}`, filters.event);
   if (filters.distinctId !== undefined) add((p) => `distinct_id = ${p}`, filters.distinctId);
+  if (filters.personUuid !== undefined)
+    add(
+      (
+        p,
+      ) => `distinct_id IN (SELECT d.distinct_id FROM person_distinct_ids d JOIN persons pp ON pp.id = d.person_id
+        WHERE pp.team_id = $1 AND pp.uuid = ${p}::uuid)`,
+      filters.personUuid,
+    );
+  if (filters.properties) {
+    const bind = (value: unknown) => `$${params.push(value)}`;
+    // The person's properties as of now (an event whose distinct id has no person has none).
+    const personProps = `COALESCE((SELECT pp.properties FROM person_distinct_ids d JOIN persons pp
+        ON pp.id = d.person_id WHERE d.team_id = $1 AND d.distinct_id = events.distinct_id), '{}'::jsonb)`;
+    where.push(propertyFilterSql(filters.properties, { event: 'properties', person: personProps }, bind));
+  }
   if (filters.after) add((p) => `timestamp > ${p}`, filters.after);
   if (filters.before) add((p) => `timestamp < ${p}`, filters.before);
   if (filters.cursor) {

@@ -1,6 +1,18 @@
-// Request schemas of the feature flag endpoints. Compiled once here; the OpenAPI document
-// imports the same objects, so what is documented is exactly what is validated.
+// Request schemas of the feature flag endpoints, the list's filters and the shapes of the
+// answers. The route table (routes.ts) declares them, so what is documented is what is validated.
 import { compile, type FromSchema } from '@sett/schemas';
+import {
+  bool,
+  creatorSchema,
+  dateTime,
+  int,
+  limitParam,
+  offsetParam,
+  searchParam,
+  shape,
+  str,
+  booleanQuery,
+} from '../api-schemas';
 
 const propertyFilterSchema = {
   type: 'object',
@@ -103,4 +115,47 @@ export type FeatureFlagCreateBody = FromSchema<typeof featureFlagCreateSchema>;
 export type FeatureFlagUpdateBody = FromSchema<typeof featureFlagUpdateSchema>;
 
 export const validateFeatureFlagCreate = compile<FeatureFlagCreateBody>(featureFlagCreateSchema);
-export const validateFeatureFlagUpdate = compile<FeatureFlagUpdateBody>(featureFlagUpdateSchema);
+
+/** The list's filters, as PostHog's feature flag list takes them. */
+export const FLAG_TYPES = ['boolean', 'multivariant', 'experiment', 'remote_config'] as const;
+
+export const featureFlagListQuery = {
+  type: 'object',
+  properties: {
+    limit: limitParam,
+    offset: offsetParam,
+    search: { ...searchParam, description: 'case-insensitive text the key or the name contains' },
+    active: { ...booleanQuery, description: 'only active (true) or inactive (false) flags' },
+    type: {
+      type: 'string',
+      enum: FLAG_TYPES,
+      description:
+        'boolean (no variants), multivariant, remote_config; experiment matches none (Sett has no experiments)',
+    },
+  },
+} as const;
+
+export type FeatureFlagListQuery = FromSchema<typeof featureFlagListQuery>;
+
+// --- answers ---
+
+export const featureFlagSchema = shape({
+  id: int,
+  team_id: int,
+  name: str,
+  key: str,
+  filters: { type: 'object', description: 'PostHog flag filters (groups, multivariate, payloads, ...)' },
+  deleted: bool,
+  active: bool,
+  ensure_experience_continuity: bool,
+  has_encrypted_payloads: bool,
+  is_remote_configuration: bool,
+  version: int,
+  created_at: dateTime,
+  created_by: creatorSchema,
+});
+
+export const remoteConfigAnswer = {
+  type: ['string', 'null'],
+  description: "the payload's JSON text as a JSON string (the SDKs parse it twice), or null",
+} as const;

@@ -225,12 +225,39 @@ export function createFeatureFlagService({
       await tx.featureFlag.findUniqueOrThrow({ where: { id }, include: { createdBy: createdBySelect } }),
     );
 
+  /** Flags of the project with at least one variant (PostHog's multivariant type). */
+  async function flagIdsWithVariants(teamId: number): Promise<number[]> {
+    const rows = await prisma.$queryRaw<{ id: number }[]>`
+      SELECT id FROM feature_flags WHERE team_id = ${teamId} AND deleted = false
+        AND jsonb_typeof(filters->'multivariate'->'variants') = 'array'
+        AND jsonb_array_length(filters->'multivariate'->'variants') > 0`;
+    return rows.map((r) => r.id);
+  }
+
   return {
     writeFlags,
     checkFilters,
 
-    async list(teamId: number, page: Page) {
-      const where = { teamId, deleted: false };
+    /** Newest first; PostHog's list filters (search in key or name, active, type). */
+    async list(teamId: number, page: Page, filters: FlagListFilters = {}) {
+      const where: Prisma.FeatureFlagWhereInput = { teamId, deleted: false };
+      const and: Prisma.FeatureFlagWhereInput[] = [];
+      if (filters.search)
+        and.push({
+          OR: [
+            { key: { contains: filters.search, mode: 'insensitive' } },
+            { name: { contains: filters.search, mode: 'insensitive' } },
+          ],
+        });
+      if (filters.active !== undefined) and.push({ active: filters.active });
+      if (filters.type === 'remote_config') and.push({ isRemoteConfiguration: true });
+      // Sett has no experiments: no flag is an experiment's.
+      if (filters.type === 'experiment') and.push({ id: { lt: 0 } });
+      if (filters.type === 'boolean' || filters.type === 'multivariant') {
+        const ids = await flagIdsWithVariants(teamId);
+        and.push(filters.type === 'boolean' ? { id: { notIn: ids } } : { id: { in: ids } });
+      }
+      if (and.length > 0) where.AND = and;
       const [count, rows] = await Promise.all([
         prisma.featureFlag.count({ where }),
         prisma.featureFlag.findMany({
@@ -349,3 +376,9 @@ function renameEnrollment(filters: FlagFilters, newKey: string): FlagFilters {
 }
 
 export type FeatureFlagService = ReturnType<typeof createFeatureFlagService>;
+
+export interface FlagListFilters {
+  search?: string;
+  active?: boolean;
+  type?: 'boolean' | 'multivariant' | 'experiment' | 'remote_config';
+}

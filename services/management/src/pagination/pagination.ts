@@ -2,7 +2,6 @@
 // the PostHog envelope {count, next, previous, results} with page URLs (absolute on
 // SETT_PUBLIC_URL, else relative: see linkOrigin), and the opaque
 // cursor of the events list. Pure: the request is reduced to PageRequestInfo first.
-import type { Request } from 'express';
 import { ValidationError } from '@sett/http';
 import { isUuid } from '@sett/schemas';
 
@@ -30,20 +29,12 @@ export interface PageRequestInfo {
   query: Record<string, string>;
 }
 
-function parseNonNegativeInt(raw: unknown, name: string): number | undefined {
-  if (raw === undefined || raw === '') return undefined;
-  if (typeof raw !== 'string' || !/^\d{1,9}$/.test(raw)) {
-    throw new ValidationError(`${name} must be a non-negative integer.`, name, 'invalid_input');
-  }
-  return Number(raw);
-}
-
-/** limit: 1..1000, default 100; a larger limit is clamped to 1000 (as DRF's max_limit does). */
-export function parsePage(query: Record<string, unknown>): Page {
-  const limit = parseNonNegativeInt(query.limit, 'limit');
-  const offset = parseNonNegativeInt(query.offset, 'offset') ?? 0;
-  if (limit === 0) throw new ValidationError('limit must be at least 1.', 'limit', 'invalid_input');
-  return { limit: Math.min(limit ?? DEFAULT_LIMIT, MAX_LIMIT), offset };
+/**
+ * limit (default 100) and offset of a query the route's schema checked (api-schemas.ts: limit
+ * at least 1, offset at least 0); a larger limit is clamped to 1000, as DRF's max_limit does.
+ */
+export function parsePage(query: { limit?: number; offset?: number }): Page {
+  return { limit: Math.min(query.limit ?? DEFAULT_LIMIT, MAX_LIMIT), offset: query.offset ?? 0 };
 }
 
 /**
@@ -58,13 +49,19 @@ export function linkOrigin(publicUrl: string | undefined): string {
   return publicUrl ? publicUrl.replace(/\/+$/, '') : '';
 }
 
-export function pageRequestInfo(req: Request, publicUrl: string | undefined): PageRequestInfo {
+/** What pageRequestInfo reads of a request (a Fastify request has it). */
+export interface PageRequest {
+  url: string;
+  query: unknown;
+}
+
+export function pageRequestInfo(req: PageRequest, publicUrl: string | undefined): PageRequestInfo {
   const query: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.query)) {
-    if (typeof v === 'string') query[k] = v;
+  for (const [k, v] of Object.entries((req.query ?? {}) as Record<string, unknown>)) {
+    if (typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') query[k] = String(v);
     else if (Array.isArray(v) && typeof v[0] === 'string') query[k] = v[0];
   }
-  const path = req.originalUrl.split('?')[0] ?? req.path;
+  const path = req.url.split('?')[0] ?? '/';
   return { origin: linkOrigin(publicUrl), path, query };
 }
 

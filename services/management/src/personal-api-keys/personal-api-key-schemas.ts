@@ -1,6 +1,6 @@
-// Request schema of personal API key creation.
+// Request schema of personal API key creation, and the shape of a key in answers.
 import { SCOPES } from '@sett/keys';
-import { compile } from '@sett/schemas';
+import { arrayOf, dateTime, dateTimeOrNull, shape, str } from '../api-schemas';
 
 export const personalApiKeyCreateSchema = {
   type: 'object',
@@ -20,4 +20,15 @@ export const personalApiKeyCreateSchema = {
 // Stated by hand: FromSchema cannot see through the spread enum of scopes.
 export type PersonalApiKeyCreateBody = { label: string; scopes: string[] };
 
-export const validatePersonalApiKeyCreate = compile<PersonalApiKeyCreateBody>(personalApiKeyCreateSchema);
+export const personalApiKeySchema = shape(
+  {
+    id: str,
+    label: str,
+    mask_value: { ...str, description: 'phx_...xxxx' },
+    scopes: arrayOf(str),
+    created_at: dateTime,
+    last_used_at: dateTimeOrNull,
+    value: { ...str, description: 'only in the create answer: the key itself, shown once' },
+  },
+  { optional: ['value'] },
+);

@@ -1,9 +1,9 @@
 // Request schema of PATCH /api/projects/:id/: the SDK settings remote config is built from, with
-// PostHog's team field names, and the project name. Compiled once here; the OpenAPI document
-// imports the same object. Unknown fields are a 400 naming the field, as for users. Also the
-// body of POST /api/projects/.
+// PostHog's team field names, and the project name (unknown fields are a 400 naming the field,
+// as for users); the body of POST /api/projects/; and the shapes of the answers.
 import { ValidationError } from '@sett/http';
-import { compile, WEB_VITALS_METRICS, type FromSchema } from '@sett/schemas';
+import { WEB_VITALS_METRICS, type FromSchema } from '@sett/schemas';
+import { anyJson, bool, int, shape, str, strOrNull, uuid } from '../api-schemas';
 import { UUID_PATTERN } from '../validate';
 
 export const projectUpdateSchema = {
@@ -49,8 +49,6 @@ export const projectUpdateSchema = {
 
 export type ProjectUpdate = FromSchema<typeof projectUpdateSchema>;
 
-export const validateProjectUpdate = compile<ProjectUpdate>(projectUpdateSchema);
-
 /** POST /api/projects/: a name, optionally the organization (default: the caller's current one). */
 export const projectCreateSchema = {
   type: 'object',
@@ -70,8 +68,6 @@ export const projectCreateSchema = {
 
 export type ProjectCreate = FromSchema<typeof projectCreateSchema>;
 
-export const validateProjectCreate = compile<ProjectCreate>(projectCreateSchema);
-
 const TIME_ZONES = new Set(['UTC', ...Intl.supportedValuesOf('timeZone')]);
 
 /** 400 unless `timezone` is an IANA zone name this runtime knows (PostHog's choices are those). */
@@ -79,3 +75,55 @@ export function checkTimezone(timezone: string | undefined): void {
   if (timezone !== undefined && !TIME_ZONES.has(timezone))
     throw new ValidationError(`"${timezone}" is not a valid choice.`, 'timezone', 'invalid_choice');
 }
+
+// --- answers ---
+
+/** A team as PostHog nests it (in users and organizations). */
+export const teamSchema = shape({
+  id: int,
+  uuid,
+  organization: uuid,
+  project_id: int,
+  api_token: str,
+  name: str,
+  completed_snippet_onboarding: bool,
+  has_completed_onboarding_for: anyJson,
+  ingested_event: bool,
+  is_demo: bool,
+  timezone: str,
+  access_control: bool,
+});
+
+/** A project as /api/projects/ answers it: the team, its SDK settings and the masked secret key. */
+export const projectSchema = shape(
+  {
+    ...(teamSchema.properties as Record<string, unknown>),
+    autocapture_opt_out: bool,
+    autocapture_exceptions_opt_in: bool,
+    heatmaps_opt_in: bool,
+    capture_performance_opt_in: bool,
+    autocapture_web_vitals_opt_in: bool,
+    autocapture_web_vitals_allowed_metrics: {
+      anyOf: [{ type: 'null' }, { type: 'array', items: { type: 'string', enum: WEB_VITALS_METRICS } }],
+    },
+    capture_dead_clicks: bool,
+    session_recording_opt_in: {
+      ...bool,
+      description: 'stored; remote config always sends sessionRecording: false (Sett keeps no recordings)',
+    },
+    surveys_opt_in: bool,
+    data_retention_days: {
+      type: ['integer', 'null'],
+      description: 'days of events kept (by event timestamp); null keeps them forever',
+    },
+    anonymize_ips: { ...bool, description: "PostHog's 'Discard client IP data'" },
+    geoip_enabled: { ...bool, description: '$geoip_* properties from the client address, at ingestion' },
+    secret_api_token_mask: { ...strOrNull, description: 'phs_...xxxx, or null before the first rotation' },
+    has_secret_api_token_backup: { ...bool, description: 'the previous secret key is still accepted' },
+    secret_api_token: {
+      ...str,
+      description: 'only in the rotate_secret_token answer: the new phs_ key, shown once',
+    },
+  },
+  { optional: ['secret_api_token'] },
+);

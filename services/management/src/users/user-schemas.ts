@@ -1,6 +1,20 @@
-// Request schemas of the users endpoints (the writable User fields, docs/interface.md "Users"). Compiled once; the
-// OpenAPI document reuses these objects.
-import { compile, type FromSchema } from '@sett/schemas';
+// Request schemas of the users endpoints (the writable User fields, docs/interface.md "Users")
+// and the shapes of their answers.
+import { type FromSchema } from '@sett/schemas';
+import {
+  anyJson,
+  arrayOf,
+  bool,
+  dateTime,
+  jsonObject,
+  nullable,
+  shape,
+  str,
+  strOrNull,
+  uuid,
+} from '../api-schemas';
+import { organizationSchema, organizationSummarySchema } from '../organizations/organization-schemas';
+import { teamSchema } from '../projects/project-schemas';
 import { MAX_INT4, UUID_PATTERN } from '../validate';
 
 export const TOOLBAR_MODES = ['disabled', 'toolbar'] as const;
@@ -80,7 +94,47 @@ export type UserUpdateBody = FromSchema<typeof userUpdateSchema>;
 export type ScenePersonalisationBody = FromSchema<typeof scenePersonalisationSchema>;
 export type Validate2faBody = FromSchema<typeof validate2faSchema>;
 
-export const validateUserUpdate = compile<UserUpdateBody>(userUpdateSchema);
-export const validateHedgehogConfig = compile<Record<string, unknown>>(hedgehogConfigSchema);
-export const validateScenePersonalisation = compile<ScenePersonalisationBody>(scenePersonalisationSchema);
-export const validateValidate2fa = compile<Validate2faBody>(validate2faSchema);
+// --- answers ---
+
+/** PostHog's user: the current organization and project nested (null when the caller cannot see them). */
+export const userSchema = shape({
+  date_joined: dateTime,
+  uuid,
+  distinct_id: str,
+  first_name: str,
+  last_name: str,
+  email: str,
+  pending_email: strOrNull,
+  is_email_verified: bool,
+  notification_settings: anyJson,
+  anonymize_data: bool,
+  toolbar_mode: strOrNull,
+  has_password: bool,
+  is_staff: bool,
+  is_impersonated: bool,
+  is_impersonated_until: strOrNull,
+  sensitive_session_expires_at: strOrNull,
+  team: nullable(teamSchema),
+  organization: nullable(organizationSchema),
+  organizations: arrayOf(organizationSummarySchema),
+  events_column_config: anyJson,
+  is_2fa_enabled: bool,
+  has_social_auth: bool,
+  has_seen_product_intro_for: anyJson,
+  scene_personalisation: arrayOf(anyJson),
+  theme_mode: strOrNull,
+  hedgehog_config: nullable(jsonObject),
+  role_at_organization: strOrNull,
+});
+
+export const hedgehogConfigAnswer = jsonObject;
+
+export const start2faAnswer = shape({
+  success: bool,
+  secret: { ...str, description: 'the TOTP secret (base32), shown once' },
+  otpauth_url: { ...str, description: 'for a QR code' },
+});
+
+export const successAnswer = shape({ success: bool });
+
+export const backupCodesAnswer = shape({ backup_codes: arrayOf(str) });

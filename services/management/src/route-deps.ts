@@ -1,0 +1,38 @@
+// What the handlers of management's route table (routes.ts) are given: the clients, the feature
+// services, and the hooks that drop cached key contexts when a write changes what they hold.
+import type pg from 'pg';
+import type { PrismaClient } from '@sett/db';
+import type { CohortService } from './cohorts/cohort-service';
+import type { EarlyAccessFeatureService } from './early-access-features/early-access-feature-service';
+import type { FeatureFlagService } from './feature-flags/feature-flag-service';
+import type { MemberService } from './members/member-service';
+import type { OrganizationService } from './organizations/organization-service';
+import type { PersonalApiKeyService } from './personal-api-keys/personal-api-key-service';
+import type { ProjectService } from './projects/project-service';
+import type { UserService } from './users/user-service';
+
+export interface ManagementRouteDeps {
+  prisma: PrismaClient;
+  /** The plain pool of the hand-written reads (events, persons, jobs). */
+  pool: pg.Pool;
+  /** SETT_PUBLIC_URL: base of absolute pagination URLs. */
+  publicUrl?: string;
+  /** deriveFlagPayloadKey(SETT_ENCRYPTION_KEY), for remote config payloads. */
+  payloadKey: Buffer;
+  users: UserService;
+  projects: ProjectService;
+  organizations: OrganizationService;
+  members: MemberService;
+  features: EarlyAccessFeatureService;
+  flags: FeatureFlagService;
+  cohorts: CohortService;
+  personalApiKeys: PersonalApiKeyService;
+  /** After a user, key or project changed: cached key contexts go. */
+  onCallersChanged(): void;
+  /** After a membership changed: cached key contexts and that organization's member count go. */
+  onMembershipsChanged(organizationId: string): void;
+  /** After a deletion job was queued (the in-process job runner polls at once). */
+  onJobQueued?(): void;
+  /** The OpenAPI document of every service's routes (GET /api/schema/). */
+  openApiDocument(): object;
+}
