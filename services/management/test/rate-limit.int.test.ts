@@ -9,7 +9,7 @@ import readline from 'node:readline';
 import { createRedis, type Redis } from '@sett/cache';
 import { createMetricsRegistry, type RunningService } from '@sett/http';
 import { createSilentLogger } from '@sett/logger';
-import { freePort, startTcpProxy, type TcpProxy } from '@sett/testing';
+import { freePort, startTcpProxy, waitFor, type TcpProxy } from '@sett/testing';
 import { bucketKeys, createRedisRateLimiter } from '../src/rate-limit/rate-limiter';
 import { call, createKey, seed, serveManagement, startHarness, type Fixture, type Harness } from './helpers';
 
@@ -61,7 +61,13 @@ async function startReplica(databaseUrl: string): Promise<Replica> {
       reject(new Error(`management exited with ${code}:\n${lines.join('\n')}`));
     });
   });
-  return { url: `http://127.0.0.1:${port}`, child };
+  const url = `http://127.0.0.1:${port}`;
+  // "ready" in the log means listening; the limit holds only once its Redis connection is up
+  // (before that it fails open, as it does when Redis goes away), which /_ready reports.
+  await waitFor(`${url}/_ready`, async () => (await fetch(`${url}/_ready`)).status === 200, {
+    timeoutMs: 30_000,
+  });
+  return { url, child };
 }
 
 function stopReplica(r: Replica): Promise<void> {
