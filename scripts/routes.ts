@@ -4,7 +4,7 @@
 // From the tables (`services/<name>/src/routes.ts`): the edge's routing (@sett/http's
 // deriveEdgeRouting, which refuses conflicts), then the dev edge's table, the routing and limits of
 // deploy/nginx/nginx.conf (its generated blocks), deploy/caddy/Caddyfile, deploy/k8s/ingress.yaml,
-// docs/openapi.json and docs/compatibility.md. Limits and deadlines come from the services'
+// docs/openapi.json, docs/compatibility.md and the endpoint table of docs/interface.md. Limits and deadlines come from the services'
 // configuration defaults (@sett/config), so the proxies hold what the services hold.
 import fs from 'node:fs';
 import path from 'node:path';
@@ -25,6 +25,7 @@ import {
   renderCompatibility,
   renderDevEdgeTable,
   renderIngress,
+  renderInterfaceTable,
   replaceBlock,
   type CompatRoute,
   type EdgeSettings,
@@ -144,12 +145,22 @@ async function main() {
     },
   );
 
+  // docs/interface.md: its endpoint table, between markers in the hand-written page.
+  const declared = SERVICES.filter((s) => !loaded[s].pending).map((s) => loaded[s].table);
+  const interfaceDoc = replaceBlock(
+    read('docs/interface.md'),
+    'ROUTES',
+    renderInterfaceTable(declared),
+    '<!--',
+  );
+
   const outputs: Array<[string, string]> = [
     ['packages/devstack/src/edge-routes.ts', renderDevEdgeTable(routing)],
     ['deploy/nginx/nginx.conf', nginx],
     ['deploy/caddy/Caddyfile', renderCaddyfile(routing, settings)],
     ['deploy/k8s/ingress.yaml', renderIngress(routing, settings)],
     ['docs/openapi.json', `${JSON.stringify(openapi, null, 2)}\n`],
+    ['docs/interface.md', interfaceDoc],
     [
       'docs/compatibility.md',
       renderCompatibility({ routes: compatRoutes, posthog: POSTHOG_ENDPOINTS, pending }),

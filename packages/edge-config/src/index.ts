@@ -6,6 +6,7 @@ export { renderCaddyfile } from './caddy';
 export { renderIngress } from './ingress';
 export { renderDevEdgeTable } from './dev-edge-table';
 export { renderCompatibility } from './compatibility';
+export { describeAuth, renderInterfaceTable } from './interface-table';
 export type { CompatRoute } from './compatibility';
 export { POSTHOG_ENDPOINTS } from './posthog-endpoints';
 export type { PosthogEndpoint } from './posthog-endpoints';
