@@ -23,28 +23,39 @@ export const LINGER_MS = 5_000;
 export const LINGER_BYTES = 64 * 1024 * 1024;
 
 /**
- * After an early answer to a body left unread (413 as soon as Content-Length said so), read and
- * drop the rest of the body, up to LINGER_BYTES or LINGER_MS, as nginx's lingering close does:
- * closing at once resets the connection of a client that is still sending, and it never reads
- * the answer (EPIPE). Past either bound the connection is destroyed.
+ * Around an early answer to a body left unread (413 as soon as Content-Length said so, 415):
+ * read and drop the rest of the body, up to LINGER_BYTES or LINGER_MS, as nginx's lingering
+ * close does. Closing at once resets the connection of a client still sending (it gets EPIPE,
+ * never the answer). A connection the client asked to close is closed by Node as soon as the
+ * answer is written, so there the caller waits for this before answering. Resolves true once the
+ * body has ended, false when a bound was hit and the connection was destroyed.
  */
-export function lingerOnUnreadBody(req: IncomingMessage): void {
-  if (req.complete) return;
-  let dropped = 0;
-  const socket = req.socket;
-  const timer = setTimeout(() => socket.destroy(), LINGER_MS);
-  timer.unref();
-  const stop = () => clearTimeout(timer);
-  req.on('data', (chunk: Buffer) => {
-    dropped += chunk.length;
-    if (dropped > LINGER_BYTES) {
-      stop();
-      socket.destroy();
-    }
+export function lingerOnUnreadBody(req: IncomingMessage): Promise<boolean> {
+  if (req.complete) return Promise.resolve(true);
+  return new Promise<boolean>((resolve) => {
+    let dropped = 0;
+    const socket = req.socket;
+    const finish = (ended: boolean) => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', onEnd);
+      socket.off('close', onClose);
+      if (!ended) socket.destroy();
+      resolve(ended);
+    };
+    const onData = (chunk: Buffer) => {
+      dropped += chunk.length;
+      if (dropped > LINGER_BYTES) finish(false);
+    };
+    const onEnd = () => finish(true);
+    const onClose = () => finish(false);
+    const timer = setTimeout(() => finish(false), LINGER_MS);
+    timer.unref();
+    req.on('data', onData);
+    req.once('end', onEnd);
+    socket.once('close', onClose);
+    req.resume();
   });
-  req.once('end', stop);
-  socket.once('close', stop);
-  req.resume();
 }
 
 export function readBody(req: IncomingMessage, limitBytes: number): Promise<Buffer> {

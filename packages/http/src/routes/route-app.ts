@@ -329,7 +329,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
     reply.code(404).send(errorBody(new NotFoundError()));
   });
 
-  fastify.setErrorHandler((error: FastifyError, request, reply) => {
+  fastify.setErrorHandler(async (error: FastifyError, request, reply) => {
     const known = opts.mapError?.(error) ?? mapError(error);
     // A body the mechanism left unread (413 as soon as Content-Length said so, 415): read and
     // drop the rest, bounded, instead of closing the connection under a client still sending
@@ -342,7 +342,14 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
       (closesConnection(known ?? error) || known?.status === 415)
     ) {
       reply.removeHeader('connection');
-      lingerOnUnreadBody(request.raw);
+      // A keep-alive connection is answered at once and stays open while the rest is dropped.
+      // One the client asked to close is closed by Node as soon as the answer is written, so
+      // there the rest is dropped first; past the bounds the connection is gone, with no one
+      // left to answer.
+      const clientCloses =
+        request.raw.httpVersionMinor === 0 || /\bclose\b/i.test(request.headers.connection ?? '');
+      if (!clientCloses) void lingerOnUnreadBody(request.raw);
+      else if (!(await lingerOnUnreadBody(request.raw))) return reply.hijack();
     } else if (closesConnection(known ?? error)) reply.header('Connection', 'close');
     if (known) {
       logger.debug('request rejected', {
@@ -352,8 +359,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
         code: known.code,
       });
       for (const [name, value] of Object.entries(known.headers)) reply.header(name, value);
-      reply.code(known.status).send(errorBody(known));
-      return;
+      return reply.code(known.status).send(errorBody(known));
     }
     const errorId = randomUUID();
     logger.error('unhandled error', {
@@ -369,7 +375,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
       attr: null,
       error_id: errorId,
     };
-    reply.code(500).send(body);
+    return reply.code(500).send(body);
   });
 
   for (const r of operationalRoutes(opts as RouteAppOptions<unknown>))
