@@ -474,7 +474,7 @@ function largestPatterns(tag: string): string[] {
 }
 
 const regexTenants: Scenario = {
-  name: "flags: one tenant's largest regexes keep another tenant's p99 under 50 ms; a 749 KB regex is refused",
+  name: "flags: one tenant's largest regexes add under 50 ms to another tenant's p99; a 749 KB regex is refused",
   cls: 'flags',
   async run(ctx) {
     const project = await newProject(ctx, 'hostile regex tenant');
@@ -580,8 +580,11 @@ const regexTenants: Scenario = {
     const duringStalls = await stalls();
     const worst = p99(during);
     check(during.length >= 20, `tenant B made only ${during.length} requests`);
+    // The claim is the cost to tenant B of A's largest patterns: its p99 over what the same work
+    // with small patterns gives, on this machine at this moment (a loaded machine slows both
+    // phases alike; the absolute figures are printed when the claim fails).
     check(
-      worst < 50,
+      worst - control < 50,
       `tenant B's p99 was ${worst.toFixed(1)} ms over ${during.length} requests (alone ${alone.toFixed(1)} ms, ` +
         `with small patterns ${control.toFixed(1)} ms); longest stalls ${duringStalls} ` +
         `(with small patterns ${controlStalls})`,
