@@ -85,13 +85,16 @@ export async function startChild(
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
+  const readers: readline.Interface[] = [];
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(
       () => reject(new Error(`${script} not ready in ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)),
       timeoutMs,
     );
     for (const s of [child.stdout!, child.stderr!]) {
-      readline.createInterface({ input: s }).on('line', (l) => {
+      const reader = readline.createInterface({ input: s });
+      readers.push(reader);
+      reader.on('line', (l) => {
         lines.push(l);
         if (ready.test(l)) {
           clearTimeout(timer);
@@ -104,6 +107,10 @@ export async function startChild(
       reject(new Error(`${script} exited with ${code}:\n${lines.slice(-20).join('\n')}`));
     });
   });
+  // Once ready, the child's lines (an access line per request) are drained unread: splitting
+  // and keeping them took the load generator's CPU, which the baselines (silent) did not pay.
+  for (const reader of readers) reader.close();
+  for (const s of [child.stdout!, child.stderr!]) s.resume();
   return {
     process: child,
     stop: () =>

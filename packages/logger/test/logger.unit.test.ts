@@ -94,4 +94,41 @@ describe('request context', () => {
     const ids = lines.map((l) => (JSON.parse(l) as Record<string, unknown>).request_id).sort();
     expect(ids).toEqual(['a', 'b']);
   });
+
+  it('writes access lines as info lines are written, redacted, and only at info', async () => {
+    const { logger, lines } = capture();
+    logger.child({ worker: 2, skipped: { nested: true } }).access({
+      request_id: 'phx_abcdefgh12345678',
+      route: '/api/users/:uuid/',
+      status: 200,
+      key_prefix: undefined,
+    });
+    logger.info('request', { route: '/x/' });
+    await flush();
+    const [access, info] = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(Object.keys(access!).sort()).toEqual(
+      ['level', 'message', 'request_id', 'route', 'service', 'status', 'timestamp', 'worker'].sort(),
+    );
+    expect(access).toMatchObject({
+      level: 'info',
+      message: 'request',
+      service: 'test',
+      status: 200,
+      worker: 2,
+    });
+    expect(access!.request_id).not.toContain('abcdefgh12345678');
+    expect(access!.request_id).toContain(REDACTED);
+    expect(
+      Object.keys(info!)
+        .filter((k) => !['route'].includes(k))
+        .sort(),
+    ).toEqual(['level', 'message', 'service', 'timestamp'].sort());
+
+    const quiet = new PassThrough();
+    const written: string[] = [];
+    quiet.on('data', (chunk: Buffer) => written.push(chunk.toString()));
+    createLogger({ stream: quiet, level: 'warn' }).access({ route: '/x/' });
+    await flush();
+    expect(written).toEqual([]);
+  });
 });

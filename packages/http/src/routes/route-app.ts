@@ -313,7 +313,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
     const seconds = reply.elapsedTime / 1000;
     observe(request.method, route, reply.statusCode, seconds);
     if (sampleRate > 0 && (sampleRate >= 1 || Math.random() < sampleRate)) {
-      logger.info('request', {
+      logger.access({
         request_id: request.requestId,
         method: request.method,
         route,
