@@ -30,18 +30,12 @@ import {
   type CompatRoute,
   type EdgeSettings,
 } from '@sett/edge-config';
-import { pendingDecideTable, type PendingTable } from './routes/pending-tables';
 
 const root = path.resolve(__dirname, '..');
 const SERVICES: EdgeService[] = ['capture', 'decide', 'management'];
-const PENDING: Partial<Record<EdgeService, () => PendingTable>> = {
-  decide: pendingDecideTable,
-};
 
 interface Loaded {
   table: RouteTable<unknown>;
-  /** Set for a stand-in: where its paths came from. */
-  pending?: string;
 }
 
 function isRouteTable(value: unknown): value is RouteTable<unknown> {
@@ -55,18 +49,13 @@ function isRouteTable(value: unknown): value is RouteTable<unknown> {
 
 async function loadTable(service: EdgeService): Promise<Loaded> {
   const file = path.join(root, 'services', service, 'src', 'routes.ts');
-  if (fs.existsSync(file)) {
-    const mod = (await import(file)) as Record<string, unknown>;
-    const table = Object.values(mod).find(isRouteTable);
-    if (!table) throw new Error(`${path.relative(root, file)} exports no route table`);
-    if (table.service !== service)
-      throw new Error(`${path.relative(root, file)} declares service ${table.service}`);
-    return { table };
-  }
-  const standIn = PENDING[service];
-  if (!standIn) throw new Error(`${service} has no route table (${path.relative(root, file)})`);
-  const { table, source } = standIn();
-  return { table, pending: source };
+  if (!fs.existsSync(file)) throw new Error(`${service} has no route table (${path.relative(root, file)})`);
+  const mod = (await import(file)) as Record<string, unknown>;
+  const table = Object.values(mod).find(isRouteTable);
+  if (!table) throw new Error(`${path.relative(root, file)} exports no route table`);
+  if (table.service !== service)
+    throw new Error(`${path.relative(root, file)} declares service ${table.service}`);
+  return { table };
 }
 
 function settingsFor(tables: Record<EdgeService, Loaded>): EdgeSettings {
@@ -130,27 +119,18 @@ async function main() {
         })),
       ),
   );
-  const pending = SERVICES.filter((s) => loaded[s].pending).map((s) => ({
-    service: s,
-    source: loaded[s].pending!,
-  }));
-  // OpenAPI documents what tables declare; a stand-in declares paths only.
-  const openapi = buildOpenApi(
-    SERVICES.filter((s) => !loaded[s].pending).map((s) => loaded[s].table),
-    {
-      title: 'Sett API',
-      version: (JSON.parse(read('package.json')) as { version: string }).version,
-      description:
-        "PostHog-compatible API of Sett: capture and decide for SDKs (project API key), management for dashboards and servers (personal API keys). Generated from the services' route tables.",
-    },
-  );
+  const openapi = buildOpenApi(tables, {
+    title: 'Sett API',
+    version: (JSON.parse(read('package.json')) as { version: string }).version,
+    description:
+      "PostHog-compatible API of Sett: capture and decide for SDKs (project API key), management for dashboards and servers (personal API keys). Generated from the services' route tables.",
+  });
 
   // docs/interface.md: its endpoint table, between markers in the hand-written page.
-  const declared = SERVICES.filter((s) => !loaded[s].pending).map((s) => loaded[s].table);
   const interfaceDoc = replaceBlock(
     read('docs/interface.md'),
     'ROUTES',
-    renderInterfaceTable(declared),
+    renderInterfaceTable(tables),
     '<!--',
   );
 
@@ -161,10 +141,7 @@ async function main() {
     ['deploy/k8s/ingress.yaml', renderIngress(routing, settings)],
     ['docs/openapi.json', `${JSON.stringify(openapi, null, 2)}\n`],
     ['docs/interface.md', interfaceDoc],
-    [
-      'docs/compatibility.md',
-      renderCompatibility({ routes: compatRoutes, posthog: POSTHOG_ENDPOINTS, pending }),
-    ],
+    ['docs/compatibility.md', renderCompatibility({ routes: compatRoutes, posthog: POSTHOG_ENDPOINTS })],
   ];
   const stale: string[] = [];
   for (const [rel, raw] of outputs) {

@@ -182,6 +182,22 @@ const table: RouteTable<Deps> = {
         throw new Error('secret internals');
       },
     }),
+    r({
+      method: 'POST',
+      url: '/echo/',
+      summary: 'Echo a raw body (served in front of the router)',
+      tag: 'things',
+      auth: { kind: 'none' },
+      body: 'raw',
+      rawFastPath: true,
+      schema: { querystring: { type: 'object', additionalProperties: true } },
+      handler: async ({ request }) => {
+        const text = (await readBody(request.raw, 64)).toString('utf8');
+        if (text === 'bad') throw new ConflictError('bad echo');
+        if (text === 'boom') throw new Error('secret internals');
+        return { echo: text, path: request.url };
+      },
+    }),
   ],
 };
 
@@ -559,5 +575,65 @@ describe('operations', () => {
       git_sha: buildInfo().gitSha,
     });
     expect((await call('GET', '/_ready')).status).toBe(200);
+  });
+});
+
+describe('a raw fast path', () => {
+  it('serves the route as the router would: CORS, request id, metrics label, access line, errors', async () => {
+    const ok = await call('POST', '/echo?x=1', { body: 'hi', headers: { origin: 'https://app.example' } });
+    expect(ok.status).toBe(200);
+    expect(ok.json).toEqual({ echo: 'hi', path: '/echo?x=1' });
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example');
+    expect(ok.headers.get('access-control-allow-credentials')).toBeNull();
+    expect(ok.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    expect(logged).toContainEqual(
+      expect.objectContaining({ message: 'request', route: '/echo/', status: 200 }),
+    );
+
+    expect(await call('POST', '/echo/', { body: 'bad' })).toMatchObject({
+      status: 409,
+      json: { detail: 'bad echo' },
+    });
+    const boom = await call('POST', '/echo/', { body: 'boom' });
+    expect(boom.status).toBe(500);
+    expect(JSON.stringify(boom.json)).not.toContain('secret internals');
+    const big = await call('POST', '/echo/', { body: 'x'.repeat(100) });
+    expect(big.status).toBe(413);
+    expect(big.headers.get('connection')).toBe('close');
+
+    // Another spelling reaches the same route through the router; other methods get 405.
+    expect(await call('POST', '/ECHO/', { body: 'hi' })).toMatchObject({ status: 200, json: { echo: 'hi' } });
+    expect((await call('GET', '/echo/')).status).toBe(405);
+
+    const metrics = await registry.metrics();
+    expect(metrics).toMatch(/http_requests_total\{[^}]*route="\/echo\/"[^}]*status="200"[^}]*\} [1-9]/);
+  });
+
+  it('refuses a declaration it cannot serve in front of the router', () => {
+    expect(() =>
+      createRouteApp({
+        name: 'bad',
+        logger: createLogger({ stream: new PassThrough() }),
+        registry: createMetricsRegistry('bad'),
+        readiness: {},
+        deps: {},
+        table: {
+          service: 'decide',
+          routes: [
+            route<Record<string, never>>()({
+              method: 'POST',
+              url: '/things/:id/',
+              summary: 's',
+              tag: 't',
+              auth: { kind: 'none' },
+              body: 'raw',
+              rawFastPath: true,
+              schema: { querystring: { type: 'object', additionalProperties: true } },
+              handler: () => ({}),
+            }),
+          ],
+        },
+      }),
+    ).toThrow(/cannot be a raw fast path/);
   });
 });

@@ -1,16 +1,13 @@
 // Wiring of the decide service, shared by main.ts and the tests (which pass real clients and
-// start it in-process on port 0): stores, the evaluation service, routes, the pub/sub
-// subscription that drops a project's cached flags when management rewrites them.
-import type { RequestListener } from 'node:http';
-import type { Express } from 'express';
+// start it in-process on port 0): stores, the evaluation service, the route table (routes.ts),
+// the pub/sub subscription that drops a project's cached flags when management rewrites them.
 import type { Pool } from 'pg';
 import { redisKeys, type Redis } from '@sett/cache';
-import { createDecompressionBudget, createServiceApp, corsMiddleware, withRequestId } from '@sett/http';
+import { createDecompressionBudget, createRouteApp, type RouteApp } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import type { Registry } from 'prom-client';
 import { createDecideMetrics, type DecideMetrics } from './decide/decide-metrics';
-import { createDecideHandler } from './decide/decide-handler';
-import { createDecideAnswerer, decideRoutes } from './decide/decide-routes';
+import { createDecideAnswerer } from './decide/decide-answer';
 import { createDecideService, createRedisHealth, type DecideService } from './decide/decide-service';
 import { createProjectResolver } from './decide/project-resolver';
 import { createFlagStore, type FlagStore } from './flags/flag-store';
@@ -19,9 +16,10 @@ import { noGeoIp, type GeoIp } from '@sett/geoip';
 import { createPersonStore, type PersonStore } from './persons/person-store';
 import { createQuotaStore, createUsageCounter, type UsageCounter } from './quota/quota';
 import { createEarlyAccessFeatureStore } from './public-lists/early-access-feature-store';
-import { publicListRoutes } from './public-lists/public-list-routes';
+import { createPublicLists } from './public-lists/public-list-routes';
 import { loadSdkFiles, type SdkFiles } from './static/sdk-files';
-import { staticRoutes } from './static/static-routes';
+import { createStaticFiles } from './static/static-routes';
+import { decideRoutes } from './routes';
 import {
   createRemoteConfigHandler,
   createRemoteConfigRequestCounter,
@@ -44,6 +42,8 @@ export interface DecideConfig {
   trustedProxyHops?: number;
   /** DECOMPRESSION_BUDGET_BYTES; absent: decompressed bodies are not budgeted. */
   decompressionBudgetBytes?: number;
+  /** ACCESS_LOG_SAMPLE_RATE; absent: no access log. */
+  accessLogSampleRate?: number;
 }
 
 export interface DecideDeps {
@@ -60,10 +60,8 @@ export interface DecideDeps {
 }
 
 export interface DecideApp {
-  /** The request listener to serve: the node:http fast path for POST /decide and /flags, else Express. */
-  app: RequestListener;
-  /** The Express app behind it (operational routes, preflights, 404/405, encoded bodies). */
-  express: Express;
+  /** The route table served (startService). */
+  app: RouteApp;
   service: DecideService;
   flagStore: FlagStore;
   personStore: PersonStore;
@@ -173,54 +171,41 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     postgresBudgetMs: config.postgresBudgetMs,
     remoteConfig,
   };
-  const answer = createDecideAnswerer(routeDeps);
-  const expressApp = createServiceApp({
+  const app = createRouteApp({
     name: 'decide',
     logger,
     registry,
-    before: [corsMiddleware()],
+    table: decideRoutes,
+    deps: {
+      answer: createDecideAnswerer(routeDeps),
+      maxBodyBytes: config.maxBodyBytes,
+      localEvaluation: createLocalEvaluationHandler({
+        flagStore,
+        projects,
+        pool,
+        logger,
+        registry,
+        postgresBudgetMs: config.postgresBudgetMs ?? 1_000,
+        clientIp,
+      }),
+      remoteConfig: createRemoteConfigHandler({
+        projects,
+        store: remoteConfig,
+        logger,
+        requests: createRemoteConfigRequestCounter(registry),
+      }),
+      publicLists: createPublicLists({ projects, earlyAccessFeatures }),
+      staticFiles: createStaticFiles(deps.sdkFiles ?? loadSdkFiles()),
+    },
+    accessLogSampleRate: config.accessLogSampleRate,
     // Redis is not a readiness condition: without it decide answers from Postgres.
     readiness: {
       postgres: async () => void (await pool.query('SELECT 1')),
     },
-    routes: [
-      decideRoutes(routeDeps, answer),
-      publicListRoutes({ projects, earlyAccessFeatures }),
-      staticRoutes(deps.sdkFiles ?? loadSdkFiles()),
-    ],
   });
-  const decideHandler = createDecideHandler({
-    answer,
-    logger,
-    registry,
-    maxBodyBytes: config.maxBodyBytes,
-    fallback: expressApp as unknown as RequestListener,
-  });
-  const serveRemoteConfig = createRemoteConfigHandler({
-    projects,
-    store: remoteConfig,
-    logger,
-    requests: createRemoteConfigRequestCounter(registry),
-  });
-  const serveLocalEvaluation = createLocalEvaluationHandler({
-    flagStore,
-    projects,
-    pool,
-    logger,
-    registry,
-    postgresBudgetMs: config.postgresBudgetMs ?? 1_000,
-    clientIp,
-  });
-  // The request id is given here, so the local evaluation and remote config handlers' lines
-  // carry it too; the fast path and Express keep it (withRequestId).
-  const app: RequestListener = (req, res) =>
-    withRequestId(req, res, () => {
-      if (!serveLocalEvaluation(req, res) && !serveRemoteConfig(req, res)) decideHandler(req, res);
-    });
 
   return {
     app,
-    express: expressApp,
     service,
     flagStore,
     personStore,

@@ -10,6 +10,7 @@ import {
   notifyWorkerReady,
   resolveWorkers,
   runClusterPrimary,
+  serverTimeouts,
   startService,
 } from '@sett/http';
 import { createPgPool } from '@sett/db';
@@ -59,6 +60,7 @@ async function main() {
       postgresBudgetMs: timeouts.statementTimeoutMs,
       trustedProxyHops: config.trustedProxyHops,
       decompressionBudgetBytes: config.decompressionBudgetBytes,
+      accessLogSampleRate: config.http.accessLogSampleRate,
     },
   });
   const service = await startService({
@@ -67,6 +69,7 @@ async function main() {
     app: decide.app,
     host: config.host,
     port: config.ports.decide,
+    timeouts: serverTimeouts(config),
     logger,
     handleSignals: true,
     shutdownTimeoutMs: config.shutdownTimeoutMs,

@@ -15,7 +15,7 @@ afterAll(async () => {
 });
 
 /** The route the Express decide routes count under (gzip bodies are served by Express). */
-const ROUTE = '/decide,/decide/';
+const ROUTE = '/decide/';
 
 function requestsCounted(text: string): number {
   let total = 0;

@@ -1,17 +1,11 @@
-// /static/: the pinned posthog-js bundles over real HTTP (decide's Express app with its CORS
-// middleware): content types, caching, ETag revalidation, gzip, and that no request path can
+// /static/: the pinned posthog-js bundles over real HTTP (decide's static routes from its route
+// table, with the mechanism's CORS): content types, caching, ETag revalidation, gzip, and that no request path can
 // name a file outside the precomputed map.
 import { request as httpRequest } from 'node:http';
 import { gunzipSync } from 'node:zlib';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import {
-  corsMiddleware,
-  createMetricsRegistry,
-  createServiceApp,
-  startService,
-  type RunningService,
-} from '@sett/http';
+import { createMetricsRegistry, createRouteApp, startService, type RunningService } from '@sett/http';
 import { createSilentLogger } from '@sett/logger';
 import { loadSdkFiles, posthogJsDistDir } from '../src/static/sdk-files';
 import {
@@ -19,8 +13,9 @@ import {
   UNVERSIONED_CACHE,
   acceptsGzip,
   matchesEtag,
-  staticRoutes,
+  createStaticFiles,
 } from '../src/static/static-routes';
+import { decideRoutes, type DecideRouteDeps } from '../src/routes';
 
 const files = loadSdkFiles();
 const dist = posthogJsDistDir();
@@ -28,13 +23,13 @@ let service: RunningService;
 
 beforeAll(async () => {
   const logger = createSilentLogger();
-  const app = createServiceApp({
+  const app = createRouteApp({
     name: 'decide',
     logger,
     registry: createMetricsRegistry('decide'),
-    before: [corsMiddleware()],
     readiness: {},
-    routes: staticRoutes(files),
+    table: { service: 'decide', routes: decideRoutes.routes.filter((r) => r.url.startsWith('/static/')) },
+    deps: { staticFiles: createStaticFiles(files) } as DecideRouteDeps,
   });
   service = await startService({
     name: 'decide',

@@ -1,15 +1,15 @@
 // Composition root of the ingestion worker: config, clients, the worker, the health port
 // (/_health, /_ready, /_metrics) and graceful shutdown (SIGTERM: the batches in flight finish
 // and commit, then the consumers leave their groups). The only place that reads the env.
-import express from 'express';
 import { databaseTimeouts, loadConfigOrExit } from '@sett/config';
 import { createLogger } from '@sett/logger';
-import { createMetricsRegistry, createServiceApp, serverTimeouts, startService } from '@sett/http';
+import { createMetricsRegistry, createRouteApp, serverTimeouts, startService } from '@sett/http';
 import { createRedis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { createKafka, createProducer, registerKafkaClientInfo } from '@sett/kafka';
 import { noGeoIp, openGeoIp } from '@sett/geoip';
 import { ingestionReadiness } from './readiness';
+import { ingestionRoutes } from './routes';
 import { createIngestionWorker } from './worker';
 
 async function main() {
@@ -79,12 +79,13 @@ async function main() {
     geoip,
   });
 
-  const app = createServiceApp({
+  const app = createRouteApp({
     name: 'ingestion',
     logger,
     registry,
+    table: ingestionRoutes,
+    deps: {},
     readiness: ingestionReadiness(worker, pool),
-    routes: express.Router(),
   });
   await startService({
     name: 'ingestion',

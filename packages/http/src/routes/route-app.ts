@@ -104,6 +104,8 @@ declare module 'fastify' {
     bodyLimit?: number;
     /** The declaration's path, for the metrics label (aliases count under their own path). */
     label?: string;
+    /** The declaration's CORS policy (`none`: no CORS headers). */
+    cors?: 'public' | 'none';
   }
 }
 
@@ -188,6 +190,7 @@ async function runChecks(checks: Record<string, ReadinessCheck>, timeoutMs = 200
 /** CORS on every answer: any origin may read it, with no credentials (no Sett endpoint reads
  * cookies cross-site; the console is served from the same origin). The policy is cors.ts'. */
 function setCors(request: FastifyRequest, reply: FastifyReply): void {
+  if (request.routeOptions.config?.cors === 'none') return;
   // On the node:http response, so that handlers writing it themselves (capture) keep them.
   for (const [name, value] of Object.entries(publicCorsHeaders(request.headers.origin)))
     reply.raw.setHeader(name, value);
@@ -383,12 +386,130 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
   registerTable(fastify, opts);
 
   const ready = Promise.resolve(fastify.ready()).then(() => undefined);
+  const serveRaw = rawFastPaths(opts, {
+    observe,
+    sampleRate,
+    answerError: (error, req, res) => {
+      const known = opts.mapError?.(error) ?? mapError(error as FastifyError);
+      if (!known) {
+        const errorId = randomUUID();
+        logger.error('unhandled error', { error_id: errorId, method: req.method, url: req.url, err: error });
+        return writeJson(res, 500, {
+          type: 'server_error',
+          code: 'error',
+          detail: 'A server error occurred.',
+          attr: null,
+          error_id: errorId,
+        });
+      }
+      // A raw route's body is its handler's: one left unread closes the connection (as capture).
+      if (closesConnection(error)) res.setHeader('Connection', 'close');
+      for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
+      writeJson(res, known.status, errorBody(known));
+    },
+  });
   const listener: RequestListener = (req: IncomingMessage, res: ServerResponse) =>
     withRequestId(req, res, (id) => {
       (req as IncomingMessage & { settRequestId?: string }).settRequestId = id;
+      if (serveRaw?.(req, res, id)) return;
       fastifyHandler!(req, res);
     });
   return { fastify, listener, ready: () => ready };
+}
+
+function writeJson(res: ServerResponse, status: number, body: unknown): void {
+  const json = JSON.stringify(body);
+  res.statusCode = status;
+  res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+  res.setHeader('Content-Length', Buffer.byteLength(json));
+  res.end(json);
+}
+
+interface RawPathTools {
+  observe: ReturnType<typeof httpRequestObserver>;
+  sampleRate: number;
+  answerError(error: unknown, req: IncomingMessage, res: ServerResponse): void;
+}
+
+/**
+ * Routes declared `rawFastPath` (docs/architecture.md, "HTTP routes": only where `pnpm bench`
+ * showed the router costing over 5% on them) are served in front of Fastify when the request is
+ * spelled exactly as declared (method, path with or without its trailing slash): the same
+ * handler with the same CORS, metrics label, access line and error answers, without Fastify's
+ * per-request objects and hooks. Other spellings (letter case) still reach the route through
+ * Fastify. Such a route takes no path parameters and no credential the mechanism checks, reads
+ * its own body, and has an open query string (nothing for the mechanism to validate).
+ */
+function rawFastPaths<Deps>(
+  opts: RouteAppOptions<Deps>,
+  tools: RawPathTools,
+): ((req: IncomingMessage, res: ServerResponse, requestId: string) => boolean) | undefined {
+  const byPath = new Map<string, AnyRoute<Deps>>();
+  for (const r of opts.table.routes) {
+    if (!r.rawFastPath) continue;
+    const query = r.schema.querystring as { additionalProperties?: unknown } | undefined;
+    if (
+      r.body !== 'raw' ||
+      r.url.includes(':') ||
+      (r.auth.kind !== 'none' && r.auth.kind !== 'project_token') ||
+      query?.additionalProperties !== true
+    )
+      throw new Error(
+        `${opts.name}: ${r.method} ${r.url} cannot be a raw fast path (raw body, no path parameters, no mechanism auth, open query)`,
+      );
+    for (const url of [r.url, ...(r.aliases ?? [])]) {
+      const bare = url.endsWith('/') ? url.slice(0, -1) : url;
+      byPath.set(`${r.method} ${bare}`, r);
+      byPath.set(`${r.method} ${bare}/`, r);
+    }
+  }
+  if (byPath.size === 0) return undefined;
+  const { logger } = opts;
+
+  return (req, res, requestId) => {
+    const url = req.url ?? '/';
+    const q = url.indexOf('?');
+    const r = byPath.get(`${req.method} ${q === -1 ? url : url.slice(0, q)}`);
+    if (!r) return false;
+    const started = process.hrtime.bigint();
+    for (const [name, value] of Object.entries(publicCorsHeaders(req.headers.origin)))
+      res.setHeader(name, value);
+    res.once('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      tools.observe(req.method ?? 'POST', r.url, res.statusCode, seconds);
+      if (tools.sampleRate > 0 && (tools.sampleRate >= 1 || Math.random() < tools.sampleRate))
+        logger.access({
+          request_id: requestId,
+          method: req.method,
+          route: r.url,
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000 * 10) / 10,
+          bytes: Number(res.getHeader('content-length') ?? 0),
+        });
+    });
+    const ctx = {
+      params: {},
+      query: undefined,
+      body: undefined,
+      auth: undefined,
+      request: { raw: req, url, headers: req.headers, method: req.method } as unknown as FastifyRequest,
+      reply: { raw: res } as unknown as FastifyReply,
+    };
+    Promise.resolve()
+      .then(() => r.handler(ctx, opts.deps))
+      .then(
+        (result) => {
+          if (res.writableEnded) return;
+          const json = result instanceof SerializedJson ? result.json : JSON.stringify(result);
+          res.statusCode = r.status ?? 200;
+          if (!res.hasHeader('content-type')) res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+          res.setHeader('Content-Length', Buffer.byteLength(json));
+          res.end(json);
+        },
+        (error: unknown) => tools.answerError(error, req, res),
+      );
+    return true;
+  };
 }
 
 function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Deps>): void {
@@ -410,11 +531,12 @@ function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Dep
     const others: string[] = ALL_METHODS.filter((m) => !served.includes(m));
     if (!served.includes('GET')) others.push('HEAD');
     const first = routes[0]!;
+    const cors = first.cors ?? 'public';
     if (others.length > 0) {
       fastify.route({
         method: others,
         url,
-        config: { label: url, body: 'raw' },
+        config: { label: url, body: 'raw', cors },
         onRequest: authHooks({ auth: anyCredential(first.auth) }, opts),
         handler: async (request) => {
           throw new MethodNotAllowedError(request.method, [...listed, 'OPTIONS']);
@@ -424,8 +546,10 @@ function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Dep
     fastify.route({
       method: 'OPTIONS',
       url,
-      config: { label: url, body: 'raw' },
+      config: { label: url, body: 'raw', cors },
       handler: async (request, reply) => {
+        reply.header('Allow', allow);
+        if (cors === 'none') return reply.code(204).send();
         reply.header('Access-Control-Allow-Methods', allow);
         reply.header(
           'Access-Control-Allow-Headers',
@@ -433,8 +557,7 @@ function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Dep
             'Authorization, Content-Type, Content-Encoding, X-Requested-With, X-CSRFToken',
         );
         reply.header('Access-Control-Max-Age', '86400');
-        reply.header('Allow', allow);
-        reply.code(opts.preflightStatus ?? 204).send();
+        return reply.code(opts.preflightStatus ?? 204).send();
       },
     });
   }
@@ -450,6 +573,7 @@ function anyCredential(auth: AnyRoute<unknown>['auth']): AnyRoute<unknown>['auth
 function authHooks<Deps>(r: Pick<AnyRoute<Deps>, 'auth'>, opts: RouteAppOptions<Deps>) {
   const auth = r.auth;
   if (auth.kind !== 'personal_key' && auth.kind !== 'personal_or_secret_key') return [];
+  if (auth.kind === 'personal_or_secret_key' && auth.checkedBy === 'handler') return [];
   const authenticator = opts.authenticators?.[auth.kind];
   if (!authenticator) throw new Error(`${opts.name}: no authenticator for auth kind ${auth.kind}`);
   return [
@@ -483,7 +607,7 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
     // HEAD of a GET route: the GET's status and headers (Content-Length included), no body.
     exposeHeadRoute: r.method === 'GET',
     schema,
-    config: { label: url, body: mode, bodyLimit: r.bodyLimit },
+    config: { label: url, body: mode, bodyLimit: r.bodyLimit, cors: r.cors ?? 'public' },
     onRequest: authHooks(r, opts),
     preValidation: [
       async (request: FastifyRequest) => {

@@ -22,7 +22,13 @@ export type RouteAuth =
   | { kind: 'none' }
   | { kind: 'project_token'; in: 'body' | 'query' | 'path' }
   | { kind: 'personal_key'; scope: string | null }
-  | { kind: 'personal_or_secret_key'; scope: string };
+  | {
+      kind: 'personal_or_secret_key';
+      scope: string;
+      /** `handler`: the handler checks the credential itself, together with the project it
+       * names (decide's local evaluation: one lookup of both); the declaration documents it. */
+      checkedBy?: 'handler';
+    };
 
 export type AuthKind = RouteAuth['kind'];
 
@@ -101,6 +107,12 @@ export interface RouteDeclaration {
   compat?: Compatibility;
   /** Not listed in OpenAPI. */
   hidden?: boolean;
+  /**
+   * `public` (default): any origin may read the answer, without credentials. `none`: no CORS
+   * headers on any answer, and a preflight gets only `Allow` (reads for servers holding a
+   * secret key, which no browser page should make).
+   */
+  cors?: 'public' | 'none';
 }
 
 export interface RouteDef<Deps, S extends RouteSchemas = RouteSchemas, A = unknown> extends RouteDeclaration {

@@ -4,9 +4,11 @@
 import { decodeBody, ValidationError, type DecompressionBudget } from '@sett/http';
 
 export interface EncodedBody {
-  /** Raw body bytes (already inflated when the request had Content-Encoding: gzip). */
+  /** Raw body bytes, as they came off the wire. */
   body: Buffer;
   contentType?: string;
+  /** The Content-Encoding header (gzip is undone with the same limits as every other encoding). */
+  contentEncoding?: string;
   /** The `compression` query parameter, if any. */
   compression?: string;
   /** Largest decompressed body accepted. */
@@ -20,7 +22,7 @@ export async function decodeDecideBody(input: EncodedBody): Promise<Record<strin
     {
       raw: input.body,
       contentType: input.contentType,
-      contentEncoding: undefined,
+      contentEncoding: input.contentEncoding,
       compression: input.compression,
     },
     { maxInflatedBytes: input.maxBytes, budget: input.budget },

@@ -1,7 +1,7 @@
 // Step 1 of a flag evaluation request: every round trip it makes, in one function. After this,
 // evaluation (evaluate-request.ts) is pure and the answer (response-format.ts) is formatting.
 //
-// Round trips, for a project whose token was already resolved (decide-routes.ts: warm, none;
+// Round trips, for a project whose token was already resolved (decide-answer.ts: warm, none;
 // cold, one Redis GET, else one Postgres query and one Redis SET):
 // - Warm (the steady state): none. The flag list is the flag store's in-process copy, the quota
 //   is cached in process, usage is counted in process (sent to Redis about once a second, off

@@ -1,23 +1,19 @@
-// GET /flags/definitions and /api/feature_flag/local_evaluation (with or without the trailing
-// slash): the flag definitions server SDKs poll for local evaluation, every 30 s from every
-// server. Plain node:http in front of the rest of decide, top to bottom: key shape, token ->
-// project (in-process cache, else Redis, else Postgres) and key -> credential (in-process
+// GET /flags/definitions and /api/feature_flag/local_evaluation: the flag definitions server
+// SDKs poll for local evaluation, every 30 s from every server. Top to bottom: key shape, token
+// -> project (in-process cache, else Redis, else Postgres) and key -> credential (in-process
 // cache, else one Postgres query) together, authorization, the flag list (in-process copy,
 // else one Redis MGET), the body serialised once per list version (local-evaluation-body.ts),
-// then 304 when If-None-Match holds its ETag, else 200. No answer carries CORS headers (a
-// preflight gets 204 without them). The handler returns false for any other path, which the
-// caller then serves.
+// then 304 when If-None-Match holds its ETag, else 200. The routes are declared without CORS
+// (routes.ts): no answer carries CORS headers, and a preflight gets 204 without them.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Pool } from 'pg';
 import {
   AuthenticationError,
   clientIp,
-  MethodNotAllowedError,
   RateLimitedError,
   ServiceUnavailableError,
   ValidationError,
   prom,
-  sendError,
   type ClientIpOptions,
 } from '@sett/http';
 import type { Logger } from '@sett/logger';
@@ -29,13 +25,6 @@ import type { ProjectResolver } from '../decide/project-resolver';
 import type { FlagStore } from '../flags/flag-store';
 import { authorize, createKeyVerifier, parseKeyHeader } from './local-evaluation-auth';
 import { createLocalEvaluationBodies, etagMatches, type LocalEvaluationBody } from './local-evaluation-body';
-
-const PATHS = new Set([
-  '/flags/definitions',
-  '/flags/definitions/',
-  '/api/feature_flag/local_evaluation',
-  '/api/feature_flag/local_evaluation/',
-]);
 
 const INVALID_TOKEN_DETAIL =
   'Project API key invalid. You can find your project API key in your project settings.';
@@ -55,8 +44,8 @@ export interface LocalEvaluationDeps {
   clientIp?: ClientIpOptions;
 }
 
-/** Serves the request and returns true when it is a local evaluation request. */
-export type LocalEvaluationHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+/** Answers one request on `res` (200 or 304), or throws the SettError to answer with. */
+export type LocalEvaluationHandler = (req: IncomingMessage, res: ServerResponse) => Promise<void>;
 
 export function createLocalEvaluationHandler(deps: LocalEvaluationDeps): LocalEvaluationHandler {
   const requests = new prom.Counter({
@@ -110,46 +99,30 @@ export function createLocalEvaluationHandler(deps: LocalEvaluationDeps): LocalEv
     }
   }
 
-  return (req, res) => {
+  return async (req, res) => {
     const url = req.url ?? '/';
     const q = url.indexOf('?');
-    if (!PATHS.has(q === -1 ? url : url.slice(0, q))) return false;
-    // A read for servers holding a secret key: no CORS headers on any answer (as management), so
-    // a preflight is answered here, without them, instead of by decide's public CORS policy.
-    if (req.method === 'OPTIONS') {
-      res.writeHead(204, { Allow: 'GET, HEAD, OPTIONS' });
+    let body: LocalEvaluationBody;
+    try {
+      body = await definitions(req, new URLSearchParams(q === -1 ? '' : url.slice(q + 1)));
+    } catch (err) {
+      const status = (err as { status?: unknown }).status;
+      requests.inc({ status: typeof status === 'number' ? String(status) : '500' });
+      throw err;
+    }
+    const notModified = etagMatches(req.headers['if-none-match'], body.etag);
+    requests.inc({ status: notModified ? '304' : '200' });
+    if (notModified) {
+      res.writeHead(304, { ETag: body.etag, 'Cache-Control': 'private, no-cache' });
       res.end();
-      return true;
+      return;
     }
-    // No body is read: node:http discards an unread request body once the response ends.
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      fail(res, req, new MethodNotAllowedError(req.method ?? '', ['GET', 'HEAD']));
-      return true;
-    }
-    definitions(req, new URLSearchParams(q === -1 ? '' : url.slice(q + 1))).then(
-      (body) => {
-        const notModified = etagMatches(req.headers['if-none-match'], body.etag);
-        requests.inc({ status: notModified ? '304' : '200' });
-        if (notModified) {
-          res.writeHead(304, { ETag: body.etag, 'Cache-Control': 'private, no-cache' });
-          res.end();
-          return;
-        }
-        res.writeHead(200, {
-          'Content-Type': 'application/json; charset=utf-8',
-          'Content-Length': body.bytes.length,
-          ETag: body.etag,
-          'Cache-Control': 'private, no-cache',
-        });
-        res.end(body.bytes);
-      },
-      (err: unknown) => fail(res, req, err),
-    );
-    return true;
+    res.writeHead(200, {
+      'Content-Type': 'application/json; charset=utf-8',
+      'Content-Length': body.bytes.length,
+      ETag: body.etag,
+      'Cache-Control': 'private, no-cache',
+    });
+    res.end(body.bytes);
   };
-
-  function fail(res: ServerResponse, req: IncomingMessage, err: unknown) {
-    sendError(res, err, deps.logger, req);
-    requests.inc({ status: String(res.statusCode) });
-  }
 }

@@ -1,13 +1,12 @@
 // The public lists posthog-js reads with the project token in the query, outside personal-key
-// authentication and with CORS for any origin (decide's CORS middleware):
+// authentication and with CORS for any origin (declared in routes.ts):
 //   GET /api/early_access_features/?token=<phc>[&stage=beta&stage=alpha]  (default stage: beta)
 //   GET /api/surveys/?token=, /api/web_experiments/?token=, /api/product_tours/?token=
 // Sett has no surveys, web experiments or product tours, so those three answer the empty list in
 // the shape posthog-js reads ({"surveys": []}, {"experiments": []}, {"product_tours": []}) once
 // the token is known. Cost of a request: one token lookup (in process, else Redis, else
 // Postgres) and, for early access features, at most one Postgres query per project per TTL.
-import express, { type Request, type Response, type Router } from 'express';
-import { AuthenticationError, MethodNotAllowedError, ServiceUnavailableError } from '@sett/http';
+import { AuthenticationError, ServiceUnavailableError } from '@sett/http';
 import { isWellFormedProjectToken } from '@sett/schemas';
 import type { ProjectRef } from '@sett/cache';
 import type { ProjectResolver } from '../decide/project-resolver';
@@ -18,13 +17,6 @@ export interface PublicListDeps {
   earlyAccessFeatures: EarlyAccessFeatureStore;
 }
 
-export const PUBLIC_LIST_PATHS = [
-  '/api/early_access_features',
-  '/api/surveys',
-  '/api/web_experiments',
-  '/api/product_tours',
-] as const;
-
 const DEFAULT_STAGE = 'beta';
 /** More stage parameters than there are stages can only be noise. */
 const MAX_STAGES = 10;
@@ -33,11 +25,22 @@ const INVALID_TOKEN_DETAIL =
   'Project API key invalid. You can find your project API key in your project settings.';
 const UNAVAILABLE_DETAIL = 'Could not check the project API key. Retry later.';
 
-export function publicListRoutes(deps: PublicListDeps): Router {
-  const router = express.Router();
+/** The query of a public list: `token` (or `api_key`) and, for early access features, `stage`. */
+export interface PublicListQuery {
+  token?: unknown;
+  api_key?: unknown;
+  stage?: unknown;
+}
 
-  async function project(req: Request): Promise<ProjectRef> {
-    const token = firstString(req.query.token) ?? firstString(req.query.api_key);
+export interface PublicLists {
+  earlyAccessFeatures(query: PublicListQuery): Promise<{ earlyAccessFeatures: unknown[] }>;
+  /** The three lists Sett has nothing in: answered empty once the token is known. */
+  empty<K extends string>(query: PublicListQuery, key: K): Promise<Record<K, never[]>>;
+}
+
+export function createPublicLists(deps: PublicListDeps): PublicLists {
+  async function project(query: PublicListQuery): Promise<ProjectRef> {
+    const token = firstString(query.token) ?? firstString(query.api_key);
     if (token === undefined) throw new AuthenticationError(NO_TOKEN_DETAIL, 'missing_api_key');
     // Shape first: a value that cannot be a key never reaches Redis or Postgres.
     if (!isWellFormedProjectToken(token))
@@ -52,30 +55,22 @@ export function publicListRoutes(deps: PublicListDeps): Router {
     return ref;
   }
 
-  const route = (path: string, answer: (req: Request, ref: ProjectRef) => Promise<unknown> | unknown) => {
-    const paths = [path, `${path}/`];
-    router.get(paths, async (req: Request, res: Response) => {
-      const ref = await project(req);
-      res.json(await answer(req, ref));
-    });
-    router.all(paths, (req) => {
-      throw new MethodNotAllowedError(req.method, ['GET', 'HEAD', 'OPTIONS']);
-    });
+  return {
+    async earlyAccessFeatures(query) {
+      const ref = await project(query);
+      let features;
+      try {
+        features = await deps.earlyAccessFeatures.list(ref.teamId, stagesOf(query.stage));
+      } catch {
+        throw new ServiceUnavailableError('Early access features are unavailable. Retry later.');
+      }
+      return { earlyAccessFeatures: features };
+    },
+    async empty(query, key) {
+      await project(query);
+      return { [key]: [] } as unknown as Record<typeof key, never[]>;
+    },
   };
-
-  route('/api/early_access_features', async (req, ref) => {
-    let features;
-    try {
-      features = await deps.earlyAccessFeatures.list(ref.teamId, stagesOf(req.query.stage));
-    } catch {
-      throw new ServiceUnavailableError('Early access features are unavailable. Retry later.');
-    }
-    return { earlyAccessFeatures: features };
-  });
-  route('/api/surveys', () => ({ surveys: [] }));
-  route('/api/web_experiments', () => ({ experiments: [] }));
-  route('/api/product_tours', () => ({ product_tours: [] }));
-  return router;
 }
 
 /** The `stage` parameters (repeatable, as posthog-js sends them); none means beta, as PostHog. */

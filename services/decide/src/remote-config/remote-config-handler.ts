@@ -1,17 +1,9 @@
 // GET /array/<token>/config (JSON) and /array/<token>/config.js (script): the remote config
-// every page load of every site fetches, served by plain node:http before Express. Per request:
-// the token's shape (400), token -> project (in-process cache, else Redis; 404 when unknown),
-// the document (in-process copy, else one Redis GET), then ready-made bytes. Preflights and
-// other methods fall through to Express (CORS middleware, 404).
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  NotFoundError,
-  ServiceUnavailableError,
-  ValidationError,
-  prom,
-  sendError,
-  setCorsHeaders,
-} from '@sett/http';
+// every page load of every site fetches (routes.ts declares both). Per request: the token's shape
+// (400), token -> project (in-process cache, else Redis; 404 when unknown), the document
+// (in-process copy, else one Redis GET), then ready-made bytes.
+import type { ServerResponse } from 'node:http';
+import { NotFoundError, ServiceUnavailableError, ValidationError, prom } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import { isWellFormedProjectToken } from '@sett/schemas';
 import type { Registry } from 'prom-client';
@@ -26,8 +18,14 @@ export interface RemoteConfigHandlerDeps {
   requests: prom.Counter<'format' | 'status'>;
 }
 
-/** Serves the request and returns true, or returns false for the next handler. */
-export type RemoteConfigHandler = (req: IncomingMessage, res: ServerResponse) => boolean;
+export type RemoteConfigFormat = 'json' | 'js';
+
+/** Answers 200 on `res`, or throws the SettError to answer with. */
+export type RemoteConfigHandler = (
+  token: string,
+  format: RemoteConfigFormat,
+  res: ServerResponse,
+) => Promise<void>;
 
 const JSON_TYPE = 'application/json';
 const JS_TYPE = 'application/javascript';
@@ -45,57 +43,42 @@ export function createRemoteConfigRequestCounter(registry: Registry): prom.Count
 }
 
 export function createRemoteConfigHandler(deps: RemoteConfigHandlerDeps): RemoteConfigHandler {
-  return (req, res) => {
-    const url = req.url ?? '/';
-    if (!url.startsWith('/array/') || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
-    const q = url.indexOf('?');
-    const path = q === -1 ? url : url.slice(0, q);
-    const slash = path.indexOf('/', 7);
-    if (slash === -1) return false;
-    const rest = path.slice(slash);
-    const format = rest === '/config' ? 'json' : rest === '/config.js' ? 'js' : undefined;
-    if (!format) return false;
-    const token = path.slice(7, slash);
+  const unknown = () => new NotFoundError('Project not found for this token.');
 
-    setCorsHeaders(req, res);
-    res.setHeader('Vary', 'Origin, Referer');
-    const fail = (err: unknown) => {
-      deps.requests.inc({ format, status: String(toStatus(err)) });
-      sendError(res, err, deps.logger, req);
-    };
+  const document = async (token: string): Promise<{ json: Buffer; js: Buffer }> => {
     // PostHog's rule for the path token, checked before any lookup.
-    if (!isRemoteConfigToken(token)) {
-      fail(new ValidationError('Invalid token.', 'token', 'invalid_token'));
-      return true;
-    }
-    const unknown = () => new NotFoundError('Project not found for this token.');
+    if (!isRemoteConfigToken(token)) throw new ValidationError('Invalid token.', 'token', 'invalid_token');
     // Longer than any project key can be: unknown without a lookup.
-    if (!isWellFormedProjectToken(token)) {
-      fail(unknown());
-      return true;
+    if (!isWellFormedProjectToken(token)) throw unknown();
+    const project = await deps.projects.resolve(token).catch(() => {
+      throw new ServiceUnavailableError(UNAVAILABLE);
+    });
+    if (!project) throw unknown();
+    const entry = await deps.store.get(project.teamId, token).catch((err: Error) => {
+      deps.logger.warn('could not load remote config', { teamId: project.teamId, err: err.message });
+      throw new ServiceUnavailableError(UNAVAILABLE);
+    });
+    if (!entry) throw unknown();
+    return entry;
+  };
+
+  return async (token, format, res) => {
+    res.setHeader('Vary', 'Origin, Referer');
+    let entry: { json: Buffer; js: Buffer };
+    try {
+      entry = await document(token);
+    } catch (err) {
+      deps.requests.inc({ format, status: String(toStatus(err)) });
+      throw err;
     }
-    deps.projects
-      .resolve(token)
-      .catch(() => {
-        throw new ServiceUnavailableError(UNAVAILABLE);
-      })
-      .then(async (project) => {
-        if (!project) throw unknown();
-        const entry = await deps.store.get(project.teamId, token).catch((err: Error) => {
-          deps.logger.warn('could not load remote config', { teamId: project.teamId, err: err.message });
-          throw new ServiceUnavailableError(UNAVAILABLE);
-        });
-        if (!entry) throw unknown();
-        const body = format === 'json' ? entry.json : entry.js;
-        res.statusCode = 200;
-        res.setHeader('Content-Type', format === 'json' ? JSON_TYPE : JS_TYPE);
-        res.setHeader('Cache-Control', CACHE_CONTROL);
-        res.setHeader('Content-Length', body.length);
-        res.end(req.method === 'HEAD' ? undefined : body);
-        deps.requests.inc({ format, status: '200' });
-      })
-      .catch(fail);
-    return true;
+    const body = format === 'json' ? entry.json : entry.js;
+    res.statusCode = 200;
+    res.setHeader('Content-Type', format === 'json' ? JSON_TYPE : JS_TYPE);
+    res.setHeader('Cache-Control', CACHE_CONTROL);
+    res.setHeader('Content-Length', body.length);
+    // HEAD: node:http sends the headers only.
+    res.end(body);
+    deps.requests.inc({ format, status: '200' });
   };
 }
 

@@ -3,8 +3,8 @@
 // map are served; anything else (`..`, encoded slashes, NUL, unknown names) is a 404 without
 // touching the file system. The snippet's script tag uses crossorigin="anonymous", so answers
 // carry `Access-Control-Allow-Origin: *` without credentials.
-import express, { type Request, type Response, type Router } from 'express';
-import { MethodNotAllowedError, NotFoundError } from '@sett/http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NotFoundError } from '@sett/http';
 import type { SdkFiles } from './sdk-files';
 
 /** A request naming the pinned version (what the SDK sends for its own extensions) never changes. */
@@ -12,11 +12,16 @@ export const IMMUTABLE_CACHE = 'public, max-age=31536000, immutable';
 /** array.js from the snippet has no version in its URL: a day, then revalidated with the ETag. */
 export const UNVERSIONED_CACHE = 'public, max-age=86400';
 
-export function staticRoutes(files: SdkFiles): Router {
-  const router = express.Router();
+export interface StaticFiles {
+  /** GET /static/<name>: `?v=<pinned version>` makes the answer immutable. */
+  unversioned(name: string, v: unknown, req: IncomingMessage, res: ServerResponse): Promise<void>;
+  /** GET /static/<version>/<name>: the pinned version or its major, else 404. */
+  versioned(version: string, name: string, req: IncomingMessage, res: ServerResponse): Promise<void>;
+}
 
-  const send = async (req: Request, res: Response, name: unknown, immutable: boolean) => {
-    const file = typeof name === 'string' && !name.includes('..') ? files.get(name) : undefined;
+export function createStaticFiles(files: SdkFiles): StaticFiles {
+  const send = async (req: IncomingMessage, res: ServerResponse, name: string, immutable: boolean) => {
+    const file = !name.includes('..') ? files.get(name) : undefined;
     if (!file) throw new NotFoundError();
 
     const useGzip = file.gzipped !== undefined && acceptsGzip(req.headers['accept-encoding']);
@@ -29,33 +34,29 @@ export function staticRoutes(files: SdkFiles): Router {
     res.setHeader('Cache-Control', immutable ? IMMUTABLE_CACHE : UNVERSIONED_CACHE);
     res.setHeader('ETag', etag);
     if (matchesEtag(req.headers['if-none-match'], [file.etag, etag])) {
-      res.status(304).end();
+      res.statusCode = 304;
+      res.end();
       return;
     }
     const body = useGzip ? await file.gzipped!() : await file.body();
     res.setHeader('Content-Type', file.contentType);
     if (useGzip) res.setHeader('Content-Encoding', 'gzip');
     res.setHeader('Content-Length', String(body.length));
-    res.status(200).end(body);
+    res.statusCode = 200;
+    res.end(body);
   };
-
-  router.get('/static/:name', (req: Request, res: Response) =>
-    send(req, res, req.params.name, req.query.v === files.version),
-  );
   // posthog-js >= 1.4xx asks for its extensions at /static/<its version>/<name>.js first
   // (strict_script_versioning), and PostHog documents /static/<major>/array.js for pinning the
   // snippet. Only the pinned version and its major are served; another version is a 404, after
   // which the SDK falls back to the unversioned path.
   const major = files.version.split('.')[0];
-  router.get('/static/:version/:name', (req: Request, res: Response) => {
-    const version = req.params.version;
-    if (version !== files.version && version !== major) throw new NotFoundError();
-    return send(req, res, req.params.name, version === files.version);
-  });
-  router.all(['/static/:name', '/static/:version/:name'], (req) => {
-    throw new MethodNotAllowedError(req.method, ['GET', 'HEAD', 'OPTIONS']);
-  });
-  return router;
+  return {
+    unversioned: (name, v, req, res) => send(req, res, name, v === files.version),
+    versioned: async (version, name, req, res) => {
+      if (version !== files.version && version !== major) throw new NotFoundError();
+      await send(req, res, name, version === files.version);
+    },
+  };
 }
 
 /** `gzip` listed with a non-zero quality (or `*`). */

@@ -7,10 +7,7 @@ import type { Pool } from 'pg';
 import { createRedis, type Redis } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createServiceApp, prom } from '@sett/http';
-import express from 'express';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import { createRouteApp, prom, startService } from '@sett/http';
 import {
   TOPICS,
   createProducer,
@@ -29,6 +26,7 @@ import {
   type IngestionWorkerDeps,
 } from '../../src/worker';
 import { ingestionReadiness } from '../../src/readiness';
+import { ingestionRoutes } from '../../src/routes';
 
 export const FAST = { sessionTimeoutMs: 3000, heartbeatIntervalMs: 300, maxWaitTimeMs: 200 } as const;
 
@@ -227,23 +225,23 @@ export async function startReadyServer(
   ready(): Promise<{ status: number; body: { checks: Record<string, { ok: boolean; error?: string }> } }>;
   close(): Promise<void>;
 }> {
-  const app = createServiceApp({
+  const logger = createSilentLogger();
+  const app = createRouteApp({
     name: 'ingestion',
-    logger: createSilentLogger(),
+    logger,
     registry: new prom.Registry(),
+    table: ingestionRoutes,
+    deps: {},
     readiness: ingestionReadiness(worker, pool),
-    routes: express.Router(),
   });
-  const server: Server = await new Promise((resolve) => {
-    const s = app.listen(0, '127.0.0.1', () => resolve(s));
-  });
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/_ready`;
+  const service = await startService({ name: 'ingestion', app, host: '127.0.0.1', port: 0, logger });
+  const url = `http://127.0.0.1:${service.port}/_ready`;
   return {
     async ready() {
       const res = await fetch(url);
       return { status: res.status, body: (await res.json()) as never };
     },
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () => service.stop(),
   };
 }
 

@@ -1,14 +1,10 @@
 // POST /decide (v=1..4) and /flags (v=1, v=2): decode the body whatever its encoding, check the
 // project key and distinct_id, evaluate, answer in the shape the version asks for. `answer` is
-// the whole request minus transport; it is served by the plain node:http fast path
-// (decide-handler.ts) and, for what that path hands over (Content-Encoding bodies, paths that
-// only Express's case-insensitive routing matches), by the Express routes below.
+// the whole request minus transport, served by decide's route table (routes.ts).
 import type { IncomingHttpHeaders } from 'node:http';
-import express, { type Request, type Response, type Router } from 'express';
 import {
   AuthenticationError,
   clientIp,
-  MethodNotAllowedError,
   ServiceUnavailableError,
   ValidationError,
   type ClientIpOptions,
@@ -59,15 +55,13 @@ export interface DecideRequest {
   compression: unknown;
   /** The `config` query parameter: `true` merges the remote config into the answer. */
   config: unknown;
-  /** Raw body, already inflated when the request had a Content-Encoding. */
+  /** Raw body, as it came off the wire (its Content-Encoding is in the headers). */
   body: Buffer;
   headers: IncomingHttpHeaders;
   remoteAddress: string | undefined;
 }
 
 export type DecideAnswerer = (endpoint: Endpoint, req: DecideRequest) => Promise<string>;
-
-export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
 const INVALID_KEY_DETAIL =
   'Project API key invalid. You can find your project API key in your project settings.';
@@ -123,6 +117,7 @@ async function readDecideRequest(
   const body = await decodeDecideBody({
     body: req.body,
     contentType: req.headers['content-type'],
+    contentEncoding: req.headers['content-encoding'],
     compression: typeof req.compression === 'string' ? req.compression : undefined,
     maxBytes: deps.maxBodyBytes,
     budget: deps.decompressionBudget,
@@ -186,34 +181,6 @@ async function readDecideRequest(
     deadline,
   };
   return { token, input };
-}
-
-export function decideRoutes(deps: DecideRoutesDeps, answer = createDecideAnswerer(deps)): Router {
-  const router = express.Router();
-  // Raw bytes of any content type: the handler decides how they are encoded. Content-Encoding
-  // gzip/deflate is undone here, with the limit applying to the inflated size.
-  const rawBody = express.raw({ type: () => true, limit: deps.maxBodyBytes, inflate: true });
-
-  const handle = (endpoint: Endpoint) => async (req: Request, res: Response) => {
-    const json = await answer(endpoint, {
-      version: req.query.v,
-      compression: req.query.compression,
-      config: req.query.config,
-      body: Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0),
-      headers: req.headers,
-      remoteAddress: req.socket.remoteAddress,
-    });
-    res.set('Content-Type', JSON_CONTENT_TYPE).send(json);
-  };
-
-  for (const endpoint of ['decide', 'flags'] as const) {
-    const paths = [`/${endpoint}`, `/${endpoint}/`];
-    router.post(paths, rawBody, handle(endpoint));
-    router.all(paths, (req) => {
-      throw new MethodNotAllowedError(req.method, ['POST', 'OPTIONS']);
-    });
-  }
-  return router;
 }
 
 /**
