@@ -7,38 +7,12 @@
 // default; 1.449's XHR transport no longer sets withCredentials). The cost: older posthog-js
 // (1.251 and before) falling back to XHR (no fetch, or `api_transport: 'XHR'`) sends with
 // credentials, and its browser will not hand it these answers. Private reads (management, local
-// evaluation: secret keys) send no CORS headers at all. Preflights end here.
-import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
+// evaluation: secret keys) send no CORS headers at all.
 
 /** The CORS headers of every public answer, for a request from `origin` (its Origin header). */
 export function publicCorsHeaders(origin: string | undefined): Record<string, string> {
   return {
     'Access-Control-Allow-Origin': origin && origin !== 'null' ? origin : '*',
     Vary: 'Origin',
-  };
-}
-
-/** The headers every answer carries (node:http fast paths call it themselves). */
-export function setCorsHeaders(req: IncomingMessage, res: ServerResponse): void {
-  for (const [name, value] of Object.entries(publicCorsHeaders(req.headers.origin)))
-    res.setHeader(name, value);
-}
-
-export function corsMiddleware(opts: { preflightStatus?: 200 | 204 } = {}): RequestHandler {
-  return (req, res, next) => {
-    setCorsHeaders(req, res);
-    if (req.method === 'OPTIONS') {
-      res.setHeader('Access-Control-Allow-Methods', 'GET, POST, OPTIONS');
-      res.setHeader(
-        'Access-Control-Allow-Headers',
-        (req.headers['access-control-request-headers'] as string | undefined) ??
-          'X-Requested-With, Content-Type, Content-Encoding',
-      );
-      res.setHeader('Access-Control-Max-Age', '86400');
-      res.status(opts.preflightStatus ?? 204).end();
-      return;
-    }
-    next();
   };
 }

@@ -1,11 +1,6 @@
-// The one place errors become HTTP responses. Known errors keep their status and body; body
-// parser failures become 400/413; anything else is a 500 with an error id that is logged
-// together with the error object (4xx are not logged above debug).
-import { randomUUID } from 'node:crypto';
-import type { ServerResponse } from 'node:http';
-import type { ErrorRequestHandler, RequestHandler } from 'express';
-import type { Logger } from '@sett/logger';
-import { NotFoundError, PayloadTooLargeError, SettError, ValidationError, type ErrorBody } from './errors';
+// Errors from outside Sett's own code (a body parser, the router's path decoding) as SettErrors,
+// so the route mechanism's one error mapping answers them like any other (route-app.ts).
+import { PayloadTooLargeError, SettError, ValidationError } from './errors';
 import { BodyTooLargeError } from './read-body';
 
 interface BodyParserError extends Error {
@@ -37,79 +32,4 @@ export function toSettError(err: unknown): SettError | undefined {
     }
   }
   return undefined;
-}
-
-export function errorMiddleware(logger: Logger): ErrorRequestHandler {
-  return (err, req, res, next) => {
-    if (res.headersSent) {
-      next(err);
-      return;
-    }
-    const known = toSettError(err);
-    if (known) {
-      logger.debug('request rejected', {
-        method: req.method,
-        path: req.path,
-        status: known.status,
-        code: known.code,
-      });
-      res.status(known.status).set(known.headers).json(known.toJSON());
-      return;
-    }
-    const errorId = randomUUID();
-    logger.error('unhandled error', { error_id: errorId, method: req.method, path: req.path, err });
-    const body: ErrorBody = {
-      type: 'server_error',
-      code: 'error',
-      detail: 'A server error occurred.',
-      attr: null,
-      error_id: errorId,
-    };
-    res.status(500).json(body);
-  };
-}
-
-export const notFoundHandler: RequestHandler = (_req, _res, next) => next(new NotFoundError());
-
-/**
- * The error middleware's answer for handlers that run outside Express (plain node:http hot
- * paths): the same status, headers, body and logging for a given error.
- */
-export function sendError(
-  res: ServerResponse,
-  err: unknown,
-  logger: Logger,
-  req: { method?: string; url?: string } = {},
-): void {
-  const path = (req.url ?? '').split('?')[0];
-  if (res.headersSent) {
-    logger.error('error after the response started', { method: req.method, path, err });
-    res.destroy();
-    return;
-  }
-  const known = toSettError(err);
-  let status: number;
-  let body: ErrorBody;
-  if (known) {
-    logger.debug('request rejected', { method: req.method, path, status: known.status, code: known.code });
-    for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
-    status = known.status;
-    body = known.toJSON();
-  } else {
-    const errorId = randomUUID();
-    logger.error('unhandled error', { error_id: errorId, method: req.method, path, err });
-    status = 500;
-    body = {
-      type: 'server_error',
-      code: 'error',
-      detail: 'A server error occurred.',
-      attr: null,
-      error_id: errorId,
-    };
-  }
-  const json = JSON.stringify(body);
-  res.statusCode = status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(json));
-  res.end(json);
 }

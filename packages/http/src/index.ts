@@ -11,10 +11,9 @@ export {
   ServiceUnavailableError,
 } from './errors';
 export type { ErrorBody, ErrorType } from './errors';
-export { errorMiddleware, notFoundHandler, sendError, toSettError } from './error-middleware';
+export { toSettError } from './error-middleware';
 export {
   createMetricsRegistry,
-  httpMetricsMiddleware,
   httpRequestObserver,
   methodLabel,
   prom,
@@ -22,15 +21,9 @@ export {
   settVersion,
 } from './metrics';
 export type { BuildInfo, HttpRequestObserver } from './metrics';
-export { createServiceApp, startService } from './service';
+export { startService } from './service';
 export { DEFAULT_SERVER_TIMEOUTS, serverTimeouts } from './service';
-export type {
-  ServiceAppOptions,
-  StartOptions,
-  RunningService,
-  ReadinessCheck,
-  ServerTimeouts,
-} from './service';
+export type { StartOptions, RunningService, ReadinessCheck, ServerTimeouts } from './service';
 export {
   resolveWorkers,
   notifyWorkerReady,
@@ -42,14 +35,12 @@ export { decodeBody } from './body-decoding';
 export type { EncodedBody, DecodeLimits } from './body-decoding';
 export { createDecompressionBudget, SMALL_BODY_BYTES } from './decompression-budget';
 export type { DecompressionBudget } from './decompression-budget';
-export { publicCorsHeaders, setCorsHeaders, corsMiddleware } from './cors';
+export { publicCorsHeaders } from './cors';
 export { bearerToken } from './bearer';
 export { clientIp, normaliseIp } from './client-ip';
 export type { ClientIpOptions } from './client-ip';
 export { readBody, BodyTooLargeError, closesConnection, lingerOnUnreadBody } from './read-body';
-export { createFastPath } from './fast-path';
-export type { FastPathOptions } from './fast-path';
-export { requestIdOf, withRequestId, requestIdMiddleware, REQUEST_ID_HEADER } from './request-id';
+export { requestIdOf, withRequestId, REQUEST_ID_HEADER } from './request-id';
 export { createRouteApp, isUpload, keyPrefixOf, maskKey } from './routes/route-app';
 export type { RouteApp, RouteAppOptions, Authenticator } from './routes/route-app';
 export { route, SerializedJson } from './routes/route-types';

@@ -1,11 +1,10 @@
 // Prometheus metrics: one registry per service, default process metrics, and an HTTP request
 // counter/histogram. Every label value comes from a fixed set, so no request can add a time
-// series: `route` is the matched express route template (or a fast path's fixed route), and
-// everything that matched no route (404s, 405s before a route, preflights, body errors raised
-// by middleware) shares `unmatched`; an unusual method is counted as `OTHER`.
+// series: `route` is the declared path of the route that answered (route-app.ts), and everything
+// that matched no route (404s, malformed paths) shares `unmatched`; an unusual method is counted
+// as `OTHER`.
 import client from 'prom-client';
 import { buildInfo } from '@sett/config';
-import type { Request, RequestHandler } from 'express';
 
 export { client as prom };
 
@@ -16,14 +15,6 @@ const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIO
 
 export function methodLabel(method: string | undefined): string {
   return method !== undefined && METHODS.has(method) ? method : 'OTHER';
-}
-
-function routeLabel(req: Request): string {
-  const path = (req.route as { path?: unknown } | undefined)?.path;
-  if (typeof path === 'string') return path;
-  if (Array.isArray(path)) return path.map(String).join(',');
-  if (path instanceof RegExp) return String(path);
-  return UNMATCHED_ROUTE;
 }
 
 export interface BuildInfo {
@@ -71,7 +62,7 @@ export type HttpRequestObserver = (
 ) => void;
 
 /** The HTTP request metrics of a registry, created on first use and shared by every caller
- * (the express middleware and the services' node:http fast paths). */
+ * (the route mechanism's hooks and its raw fast paths). */
 export function httpRequestObserver(registry: client.Registry): HttpRequestObserver {
   const requests =
     (registry.getSingleMetric('http_requests_total') as client.Counter | undefined) ??
@@ -111,16 +102,5 @@ export function httpRequestObserver(registry: client.Registry): HttpRequestObser
       entry.byStatus.set(status, (withStatus = { ...entry.labels, status: String(status) }));
     requests.inc(withStatus);
     duration.observe(entry.labels, seconds);
-  };
-}
-
-export function httpMetricsMiddleware(registry: client.Registry): RequestHandler {
-  const observe = httpRequestObserver(registry);
-  return (req, res, next) => {
-    const start = process.hrtime.bigint();
-    res.on('finish', () => {
-      observe(req.method, routeLabel(req), res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
-    });
-    next();
   };
 }

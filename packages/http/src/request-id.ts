@@ -1,10 +1,8 @@
 // Request ids: the caller's `X-Request-Id` when it is a plausible id (at most 128 characters of
 // letters, digits and `-_.:/+=@`), else a fresh UUID. The id is echoed on the response and every
 // log line written while the request is served carries it (@sett/logger's request context).
-// Both the Express apps (createServiceApp) and the node:http fast paths go through here.
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { RequestHandler } from 'express';
 import { currentRequestId, runWithRequestId } from '@sett/logger';
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
@@ -27,7 +25,7 @@ export function requestIdOf(req: Pick<IncomingMessage, 'headers'>): string {
 /**
  * Sets the response header and runs `serve` inside the request's logging context. A response
  * that already has an id (an outer layer of the same service gave it one) keeps it, so nested
- * layers (a service's own router in front of a fast path in front of Express) agree.
+ * layers agree.
  */
 export function withRequestId<T>(
   req: IncomingMessage,
@@ -44,9 +42,4 @@ export function withRequestId<T>(
     res.setHeader(REQUEST_ID_HEADER, id);
   }
   return runWithRequestId(id, () => serve(id));
-}
-
-/** The Express form: mounted first, so everything after it runs in the request's context. */
-export function requestIdMiddleware(): RequestHandler {
-  return (req, res, next) => withRequestId(req, res, () => next());
 }

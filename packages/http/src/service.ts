@@ -1,107 +1,13 @@
-// The lifecycle every Sett HTTP service shares: /_health (alive), /_ready (dependencies
-// reachable), /_metrics, one "ready" log line, and a graceful SIGTERM: stop accepting, let
-// in-flight requests finish, then close the service's own resources.
-import cluster from 'node:cluster';
+// The lifecycle every Sett HTTP service shares: the server with its timeouts, one "ready" log
+// line, and a graceful SIGTERM: stop accepting, let in-flight requests finish, then close the
+// service's own resources. The routes, /_health, /_ready and /_metrics come from the service's
+// route table (routes/route-app.ts).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type Express, type Router } from 'express';
-import type client from 'prom-client';
-import { buildInfo } from '@sett/config';
 import type { Logger } from '@sett/logger';
-import { clusterMetrics, shareMetricsWithPrimary } from './cluster';
-import { errorMiddleware, notFoundHandler } from './error-middleware';
-import { ServiceUnavailableError } from './errors';
-import { httpMetricsMiddleware } from './metrics';
-import { requestIdMiddleware } from './request-id';
 import type { RouteApp } from './routes/route-app';
 
 export type ReadinessCheck = () => Promise<void>;
-
-export interface ServiceAppOptions {
-  name: string;
-  logger: Logger;
-  registry: client.Registry;
-  /** name -> check that throws when the dependency is unreachable */
-  readiness: Record<string, ReadinessCheck>;
-  /** The service's own routes, mounted after the operational ones. */
-  routes: Router | Router[];
-  /** Mounted before everything (e.g. CORS). */
-  before?: express.RequestHandler[];
-}
-
-async function runChecks(checks: Record<string, ReadinessCheck>, timeoutMs = 2000) {
-  const results: Record<string, { ok: boolean; error?: string }> = {};
-  await Promise.all(
-    Object.entries(checks).map(async ([name, check]) => {
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        await Promise.race([
-          check(),
-          new Promise((_, reject) => {
-            timer = setTimeout(() => reject(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
-          }),
-        ]);
-        results[name] = { ok: true };
-      } catch (err) {
-        results[name] = { ok: false, error: (err as Error).message };
-      } finally {
-        clearTimeout(timer);
-      }
-    }),
-  );
-  return results;
-}
-
-export function createServiceApp(opts: ServiceAppOptions): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  app.set('trust proxy', false);
-  app.set('query parser', 'extended');
-  // First, so every answer carries X-Request-Id and every log line of the request names it.
-  app.use(requestIdMiddleware());
-  for (const h of opts.before ?? []) app.use(h);
-  const build = buildInfo();
-  app.get('/_health', (_req, res) => {
-    res.json({ status: 'ok', service: opts.name, version: build.version, git_sha: build.gitSha });
-  });
-  app.get('/_ready', async (_req, res) => {
-    const checks = await runChecks(opts.readiness);
-    const ready = Object.values(checks).every((c) => c.ok);
-    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', service: opts.name, checks });
-  });
-  // A cluster worker answers with every worker's metrics, summed by the primary (cluster.ts).
-  shareMetricsWithPrimary(opts.registry);
-  app.get('/_metrics', async (_req, res) => {
-    let text: string;
-    try {
-      text = cluster.isWorker ? await clusterMetrics() : await opts.registry.metrics();
-    } catch (err) {
-      opts.logger.warn('could not collect metrics', { err: (err as Error).message });
-      throw new ServiceUnavailableError('Metrics are not available, retry later.');
-    }
-    res.set('Content-Type', opts.registry.contentType).send(text);
-  });
-  app.use(httpMetricsMiddleware(opts.registry));
-  if (opts.logger.isDebugEnabled()) {
-    app.use((req, res, next) => {
-      const start = Date.now();
-      res.on('finish', () =>
-        opts.logger.debug('request', {
-          method: req.method,
-          path: req.path,
-          status: res.statusCode,
-          ms: Date.now() - start,
-        }),
-      );
-      next();
-    });
-  }
-  for (const r of Array.isArray(opts.routes) ? opts.routes : [opts.routes]) app.use(r);
-  app.use(notFoundHandler);
-  app.use(errorMiddleware(opts.logger));
-  return app;
-}
 
 export interface RunningService {
   server: http.Server;
@@ -139,7 +45,7 @@ export const DEFAULT_SERVER_TIMEOUTS: ServerTimeouts = {
 
 export interface StartOptions {
   name: string;
-  app: Express | http.RequestListener | RouteApp;
+  app: http.RequestListener | RouteApp;
   timeouts?: ServerTimeouts;
   host: string;
   port: number;

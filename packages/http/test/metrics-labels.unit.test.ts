@@ -1,15 +1,14 @@
 // The HTTP metrics' label values come from a fixed set: random paths, methods and preflights
 // (over a loopback socket, no other dependency) add no time series.
-import express from 'express';
 import fc from 'fast-check';
 import { createSilentLogger } from '@sett/logger';
 import {
   AuthenticationError,
-  corsMiddleware,
   createMetricsRegistry,
-  createServiceApp,
-  MethodNotAllowedError,
+  createRouteApp,
+  route,
   startService,
+  type Authenticator,
   type RunningService,
 } from '../src';
 
@@ -18,23 +17,63 @@ let svc: RunningService;
 let base: string;
 
 beforeAll(async () => {
-  const routes = express.Router();
-  // Like management: every /api path needs a key, known or not, so unknown ones answer 401.
-  routes.use('/api', (req, _res, next) =>
-    next(req.headers.authorization ? undefined : new AuthenticationError()),
-  );
-  routes.get('/things/:id', (req, res) => void res.json({ id: req.params.id }));
-  routes.post('/echo', express.json({ limit: 1024 }), (req, res) => void res.json(req.body));
-  routes.all('/only-post', (req) => {
-    throw new MethodNotAllowedError(req.method, ['POST']);
-  });
-  const app = createServiceApp({
+  const r = route<Record<string, never>>();
+  // Like management: every /api path needs a key, so a wrong method on one answers 401 first.
+  const keys: Authenticator = {
+    async authenticate(request) {
+      if (!request.headers.authorization) throw new AuthenticationError();
+      return {};
+    },
+    authorize() {},
+  };
+  const app = createRouteApp({
     name: 'labels',
     logger: createSilentLogger(),
     registry,
-    before: [corsMiddleware()],
     readiness: {},
-    routes,
+    deps: {},
+    authenticators: { personal_key: keys },
+    table: {
+      service: 'management',
+      routes: [
+        r({
+          method: 'GET',
+          url: '/things/:id',
+          summary: 's',
+          tag: 't',
+          auth: { kind: 'none' },
+          schema: { params: { type: 'object', properties: { id: { type: 'string' } } } },
+          handler: ({ params }) => ({ id: (params as { id: string }).id }),
+        }),
+        r({
+          method: 'POST',
+          url: '/echo',
+          summary: 's',
+          tag: 't',
+          auth: { kind: 'none' },
+          schema: { body: { type: 'object' } },
+          handler: ({ body }) => body,
+        }),
+        r({
+          method: 'POST',
+          url: '/only-post',
+          summary: 's',
+          tag: 't',
+          auth: { kind: 'none' },
+          schema: {},
+          handler: () => ({}),
+        }),
+        r({
+          method: 'GET',
+          url: '/api/things/',
+          summary: 's',
+          tag: 't',
+          auth: { kind: 'personal_key', scope: null },
+          schema: {},
+          handler: () => ({}),
+        }),
+      ],
+    },
   });
   svc = await startService({ name: 'labels', app, host: '127.0.0.1', port: 0, logger: createSilentLogger() });
   base = `http://127.0.0.1:${svc.port}`;
@@ -63,6 +102,8 @@ it('labels only route templates; 1000 random unknown paths and methods share one
   expect((await fetch(`${base}/only-post`, { method: 'GET' })).status).toBe(405);
   const before = { routes: await labelValues('route'), methods: await labelValues('method') };
   expect(before.routes).toEqual(new Set(['/things/:id', '/echo', '/only-post']));
+  expect((await fetch(`${base}/api/things/`, { method: 'DELETE' })).status).toBe(401);
+  before.routes.add('/api/things/');
 
   const segment = fc.stringMatching(/^[a-zA-Z0-9._~%-]{1,12}$/);
   const requests = fc.sample(
@@ -94,7 +135,10 @@ it('labels only route templates; 1000 random unknown paths and methods share one
           headers: preflight ? { origin: 'https://x.test', 'access-control-request-method': 'POST' } : {},
         });
         await res.arrayBuffer();
-        if (method !== 'OPTIONS') expect(res.status).toBe(prefix === '/api' ? 401 : 404);
+        // Unknown paths are 404 under /api too (no route, so no credential to ask for); a
+        // malformed percent-encoding is a 400.
+        if (method !== 'OPTIONS' && method !== 'HEAD')
+          expect([404, 400]).toContain(res.status);
         answered++;
       }),
     );
@@ -113,6 +157,6 @@ it('labels only route templates; 1000 random unknown paths and methods share one
   const unmatched = metric.values
     .filter((v) => v.labels.route === 'unmatched')
     .reduce((n, v) => n + v.value, 0);
-  // Preflights (every OPTIONS) end in the CORS middleware, before the metrics.
-  expect(unmatched).toBe(requests.filter((r) => r.method !== 'OPTIONS').length);
+  // Every one of them, preflights included, is counted once, under the one unmatched value.
+  expect(unmatched).toBe(requests.length);
 });

@@ -1,15 +1,28 @@
-// The shared service shell over a real socket: operational routes, error mapping, draining.
-import express from 'express';
+// The shared service shell over a real socket (startService serving a route table): operational
+// routes, error mapping, draining.
 import { createSilentLogger } from '@sett/logger';
 import { buildInfo } from '@sett/config';
 import {
   createMetricsRegistry,
-  createServiceApp,
+  createRouteApp,
   ForbiddenError,
+  route,
   startService,
   ValidationError,
   type RunningService,
 } from '../src';
+
+const r = route<Record<string, never>>();
+const get = (url: string, handler: (ctx: { params: Record<string, string> }) => unknown) =>
+  r({
+    method: 'GET',
+    url,
+    summary: url,
+    tag: 't',
+    auth: { kind: 'none' },
+    schema: {},
+    handler: (ctx) => handler(ctx as { params: Record<string, string> }),
+  });
 
 describe('service shell', () => {
   let svc: RunningService;
@@ -20,36 +33,49 @@ describe('service shell', () => {
   let arrived: () => void = () => undefined;
 
   beforeAll(async () => {
-    const routes = express.Router();
-    routes.post('/echo', express.json({ limit: 1024 }), (req, res) => {
-      res.json(req.body);
-    });
-    routes.get('/invalid', () => {
-      throw new ValidationError('name is required.', 'name');
-    });
-    routes.get('/forbidden', () => {
-      throw new ForbiddenError("API key missing required scope 'user:read'");
-    });
-    routes.get('/things/:id', (req, res) => {
-      res.json({ id: req.params.id });
-    });
-    routes.get('/boom', () => {
-      throw new Error('secret internals');
-    });
-    routes.get('/slow', (_req, res) => {
-      arrived();
-      release = () => res.json({ done: true });
-    });
-    const app = createServiceApp({
+    const app = createRouteApp({
       name: 'test',
       logger: createSilentLogger(),
       registry: createMetricsRegistry('test'),
+      jsonBodyLimit: 1024,
       readiness: {
         dep: async () => {
           if (!dependencyUp) throw new Error('dep down');
         },
       },
-      routes,
+      deps: {},
+      table: {
+        service: 'management',
+        routes: [
+          r({
+            method: 'POST',
+            url: '/echo',
+            summary: 'echo',
+            tag: 't',
+            auth: { kind: 'none' },
+            schema: { body: { type: 'object' } },
+            handler: ({ body }) => body,
+          }),
+          get('/invalid', () => {
+            throw new ValidationError('name is required.', 'name');
+          }),
+          get('/forbidden', () => {
+            throw new ForbiddenError("API key missing required scope 'user:read'");
+          }),
+          get('/things/:id', ({ params }) => ({ id: params.id })),
+          get('/boom', () => {
+            throw new Error('secret internals');
+          }),
+          get(
+            '/slow',
+            () =>
+              new Promise((resolve) => {
+                arrived();
+                release = () => resolve({ done: true });
+              }),
+          ),
+        ],
+      },
     });
     svc = await startService({ name: 'test', app, host: '127.0.0.1', port: 0, logger: createSilentLogger() });
     base = `http://127.0.0.1:${svc.port}`;

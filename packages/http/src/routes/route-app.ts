@@ -259,6 +259,11 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
     frameworkErrors: (_error, request, reply) => {
       const err = new ValidationError('The path has malformed percent-encoding.', 'path', 'invalid_path');
       setCors(request as FastifyRequest, reply as FastifyReply);
+      // Answered before routing, so without the hooks: counted here, under the unmatched label.
+      const started = process.hrtime.bigint();
+      reply.raw.once('finish', () =>
+        observe(request.method, UNMATCHED_ROUTE, err.status, Number(process.hrtime.bigint() - started) / 1e9),
+      );
       (reply as FastifyReply).code(err.status).send(errorBody(err));
     },
   }) as unknown as FastifyInstance;
