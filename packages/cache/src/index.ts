@@ -24,4 +24,6 @@ export {
   invalidateRemoteConfig,
 } from './writers';
 export { createLocalCache } from './local-cache';
+export { createGenerations } from './generations';
+export type { Generations } from './generations';
 export type { LocalCache, LocalCacheOptions } from './local-cache';

@@ -8,6 +8,7 @@
 // only bounds staleness when a message is lost; a reconnect clears everything for that reason.
 import type { Redis } from 'ioredis';
 import { decodeProjectRef, encodeProjectRef, redisKeys, type ProjectRef } from './keys';
+import { createGenerations } from './generations';
 import { createLocalCache } from './local-cache';
 
 export interface TokenResolverOptions {
@@ -66,8 +67,8 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
   });
   const ttlFor = (ref: ProjectRef | null) => (ref ? ttl : negativeTtl);
   const stats: TokenResolverStats = { localHits: 0, redisHits: 0, dbLoads: 0 };
-  // Bumped by every invalidation, for the Redis write-back below (the local cache keeps its own).
-  let generation = 0;
+  // Bumped by invalidations, for the Redis write-back below (the local cache keeps its own).
+  const generations = createGenerations<string>();
 
   async function fromDb(token: string): Promise<ProjectRef | null> {
     stats.dbLoads++;
@@ -75,7 +76,7 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
   }
 
   async function lookup(token: string): Promise<ProjectRef | null> {
-    const startedAt = generation;
+    const startedAt = generations.stamp(token);
     const { redis, redisFallback: fallback } = opts;
     if (!redis || (fallback?.usable && !fallback.usable())) return fromDb(token);
     const key = redisKeys.token(token);
@@ -97,7 +98,7 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
       // A positive entry read back from Postgres lives an hour: if a revocation committed
       // between the read and this write, the revoked token cannot stay in Redis for good.
       if (ref) {
-        if (startedAt === generation)
+        if (generations.current(token, startedAt))
           await redis.set(key, encodeProjectRef(ref), 'EX', REDIS_POSITIVE_TTL_SECONDS);
       } else await redis.set(key, encodeProjectRef(null), 'EX', opts.redisNegativeTtlSeconds ?? 30);
     } catch (err) {
@@ -115,7 +116,7 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
   }
 
   function forget(token: string): void {
-    generation++;
+    generations.bump(token);
     local.delete(token);
   }
 
@@ -126,7 +127,7 @@ export function createTokenResolver(opts: TokenResolverOptions): TokenResolver {
   };
   // Messages published while the connection was down are lost: start over after a reconnect.
   const onReady = () => {
-    generation++;
+    generations.bumpAll();
     local.clear();
   };
   let subscribed: Promise<void> = Promise.resolve();

@@ -137,8 +137,7 @@ it('labels only route templates; 1000 random unknown paths and methods share one
         await res.arrayBuffer();
         // Unknown paths are 404 under /api too (no route, so no credential to ask for); a
         // malformed percent-encoding is a 400.
-        if (method !== 'OPTIONS' && method !== 'HEAD')
-          expect([404, 400]).toContain(res.status);
+        if (method !== 'OPTIONS' && method !== 'HEAD') expect([404, 400]).toContain(res.status);
         answered++;
       }),
     );

@@ -609,6 +609,25 @@ describe('a raw fast path', () => {
     expect(metrics).toMatch(/http_requests_total\{[^}]*route="\/echo\/"[^}]*status="200"[^}]*\} [1-9]/);
   });
 
+  it('reads and drops the rest of an oversized body before the 413 to a client that asked to close', async () => {
+    const total = 8 * 1024 * 1024;
+    const socket = net.connect(Number(new URL(base).port), '127.0.0.1');
+    const errors: string[] = [];
+    socket.on('error', (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
+    let received = '';
+    socket.on('data', (d: Buffer) => (received += d.toString()));
+    const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+    socket.write(`POST /echo/ HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: ${total}\r\n\r\n`);
+    const chunk = Buffer.alloc(128 * 1024, 0x20);
+    for (let sent = 0; sent < total && !socket.destroyed; sent += chunk.length) {
+      await new Promise<void>((resolve) => socket.write(chunk, () => resolve()));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    await closed;
+    expect(errors).toEqual([]);
+    expect(received).toMatch(/^HTTP\/1\.1 413 /);
+  });
+
   it('refuses a declaration it cannot serve in front of the router', () => {
     expect(() =>
       createRouteApp({

@@ -394,7 +394,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
   const serveRaw = rawFastPaths(opts, {
     observe,
     sampleRate,
-    answerError: (error, req, res) => {
+    answerError: async (error, req, res) => {
       const known = opts.mapError?.(error) ?? mapError(error as FastifyError);
       if (!known) {
         const errorId = randomUUID();
@@ -407,8 +407,14 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
           error_id: errorId,
         });
       }
-      // A raw route's body is its handler's: one left unread closes the connection (as capture).
-      if (closesConnection(error)) res.setHeader('Connection', 'close');
+      // A raw route's body is its handler's: one left unread closes the connection (as capture),
+      // except that a client which asked to close gets the rest read and dropped first, else
+      // Node closes under its writes and it never reads the answer (lingerOnUnreadBody).
+      if (closesConnection(error)) {
+        const clientCloses = req.httpVersionMinor === 0 || /\bclose\b/i.test(req.headers.connection ?? '');
+        if (clientCloses && !req.complete && !(await lingerOnUnreadBody(req))) return;
+        res.setHeader('Connection', 'close');
+      }
       for (const [name, value] of Object.entries(known.headers)) res.setHeader(name, value);
       writeJson(res, known.status, errorBody(known));
     },
@@ -433,7 +439,7 @@ function writeJson(res: ServerResponse, status: number, body: unknown): void {
 interface RawPathTools {
   observe: ReturnType<typeof httpRequestObserver>;
   sampleRate: number;
-  answerError(error: unknown, req: IncomingMessage, res: ServerResponse): void;
+  answerError(error: unknown, req: IncomingMessage, res: ServerResponse): Promise<void>;
 }
 
 /**

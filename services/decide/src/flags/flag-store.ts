@@ -14,6 +14,7 @@ import {
   encodeCohortList,
   encodeFlagList,
   redisKeys,
+  createGenerations,
   createLocalCache,
   type Redis,
 } from '@sett/cache';
@@ -60,11 +61,10 @@ export interface FlagStoreOptions {
 export function createFlagStore(opts: FlagStoreOptions): FlagStore {
   const now = opts.now ?? Date.now;
   const local = createLocalCache<number, ProjectFlags>({ ttlMs: opts.ttlMs, maxEntries: 10_000, now });
-  // Bumped by invalidate (one project) and clear (every project, the epoch): a load that started
-  // before either must not be remembered.
-  const generation = new Map<number, number>();
-  let epoch = 0;
-  const stamp = (teamId: number) => `${epoch}:${generation.get(teamId) ?? 0}`;
+  // Bumped by invalidate (one project) and clear (every project): a load that started before
+  // either must not be remembered.
+  const generations = createGenerations<number>();
+  const stamp = (teamId: number) => generations.stamp(teamId);
   const inflight = new Map<number, Promise<ProjectFlags>>();
   // The last list built from Redis per project, with the values it was built from. When the
   // local copy expires and Redis still holds the same bytes, the same definition objects are
@@ -76,7 +76,7 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
   >();
 
   function remember(project: ProjectFlags, gen: string): ProjectFlags {
-    if (stamp(project.teamId) === gen) local.set(project.teamId, project);
+    if (generations.current(project.teamId, gen)) local.set(project.teamId, project);
     return project;
   }
 
@@ -180,10 +180,10 @@ export function createFlagStore(opts: FlagStoreOptions): FlagStore {
     },
     invalidate(teamId) {
       local.delete(teamId);
-      generation.set(teamId, (generation.get(teamId) ?? 0) + 1);
+      generations.bump(teamId);
     },
     clear() {
-      epoch++;
+      generations.bumpAll();
       local.clear();
     },
   };

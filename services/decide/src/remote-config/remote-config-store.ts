@@ -6,7 +6,7 @@
 // (@sett/cache writers); a rebuild racing such a write can keep an old document for at most
 // the write-back TTL.
 import type { Pool } from 'pg';
-import { redisKeys, type Redis, createLocalCache } from '@sett/cache';
+import { createGenerations, createLocalCache, redisKeys, type Redis } from '@sett/cache';
 import type { Logger } from '@sett/logger';
 import type { RedisHealth } from '../decide/decide-service';
 import {
@@ -82,14 +82,13 @@ export function createRemoteConfigStore(opts: RemoteConfigStoreOptions): RemoteC
     maxEntries: opts.maxEntries ?? 10_000,
     now: opts.now,
   });
-  // Bumped by invalidate: a load that started before an invalidation must not be remembered.
-  const generation = new Map<number, number>();
+  // Bumped by invalidate and clear: a load that started before either must not be remembered.
+  const generations = createGenerations<number>();
   const inflight = new Map<number, Promise<RemoteConfigEntry | undefined>>();
   const writeBackTtl = opts.writeBackTtlSeconds ?? REMOTE_CONFIG_WRITE_BACK_TTL_SECONDS;
-  const gen = (teamId: number) => generation.get(teamId) ?? 0;
 
   async function load(teamId: number): Promise<RemoteConfigEntry | undefined> {
-    const started = gen(teamId);
+    const started = generations.stamp(teamId);
     let redisOk = opts.redisHealth.usable();
     if (redisOk) {
       try {
@@ -122,7 +121,7 @@ export function createRemoteConfigStore(opts: RemoteConfigStoreOptions): RemoteC
     });
     const entry = remoteConfigEntry(config);
     // Only when nothing invalidated the project meanwhile: the rows read may predate that write.
-    if (redisOk && gen(teamId) === started) {
+    if (redisOk && generations.current(teamId, started)) {
       await opts.redis
         .set(redisKeys.remoteConfig(teamId), entry.json, 'EX', writeBackTtl, 'NX')
         .catch((err: Error) =>
@@ -142,8 +141,8 @@ export function createRemoteConfigStore(opts: RemoteConfigStoreOptions): RemoteC
     return p;
   }
 
-  function remember(teamId: number, started: number, entry: RemoteConfigEntry): RemoteConfigEntry {
-    if (gen(teamId) === started) local.set(String(teamId), entry);
+  function remember(teamId: number, started: string, entry: RemoteConfigEntry): RemoteConfigEntry {
+    if (generations.current(teamId, started)) local.set(String(teamId), entry);
     return entry;
   }
 
@@ -163,13 +162,11 @@ export function createRemoteConfigStore(opts: RemoteConfigStoreOptions): RemoteC
     },
     invalidate(teamId) {
       local.delete(String(teamId));
-      generation.set(teamId, gen(teamId) + 1);
+      generations.bump(teamId);
     },
     clear() {
-      for (const teamId of generation.keys()) generation.set(teamId, gen(teamId) + 1);
+      generations.bumpAll();
       local.clear();
-      // Loads in flight for projects never invalidated before still carry generation 0.
-      for (const teamId of inflight.keys()) generation.set(teamId, gen(teamId) + 1);
     },
   };
 }
