@@ -29,6 +29,7 @@ import { createPersonalApiKeyService } from './personal-api-keys/personal-api-ke
 import { createProjectService } from './projects/project-service';
 import { createRedisRateLimiter } from './rate-limit/rate-limiter';
 import type { ManagementRouteDeps } from './route-deps';
+import { createQueryRunner } from './query/run-query';
 import { managementRoutes } from './routes';
 import { createMemberCountCache } from './users/member-count-cache';
 import { createUserService } from './users/user-service';
@@ -101,6 +102,7 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     flags,
     cohorts: createCohortService({ prisma, redis, logger }),
     personalApiKeys: createPersonalApiKeyService(prisma),
+    queries: createQueryRunner(pool),
     onCallersChanged: () => keys.clear(),
     // Memberships feed the cached key contexts (levels, reachable projects) and member counts.
     onMembershipsChanged: (organizationId) => {

@@ -9,6 +9,7 @@ import type { MemberService } from './members/member-service';
 import type { OrganizationService } from './organizations/organization-service';
 import type { PersonalApiKeyService } from './personal-api-keys/personal-api-key-service';
 import type { ProjectService } from './projects/project-service';
+import type { QueryRunner } from './query/run-query';
 import type { UserService } from './users/user-service';
 
 export interface ManagementRouteDeps {
@@ -27,6 +28,8 @@ export interface ManagementRouteDeps {
   flags: FeatureFlagService;
   cohorts: CohortService;
   personalApiKeys: PersonalApiKeyService;
+  /** POST /query/ (query/run-query.ts). */
+  queries: QueryRunner;
   /** After a user, key or project changed: cached key contexts go. */
   onCallersChanged(): void;
   /** After a membership changed: cached key contexts and that organization's member count go. */

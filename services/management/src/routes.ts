@@ -45,6 +45,7 @@ import {
   earlyAccessFeatureUpdateSchema,
 } from './early-access-features/early-access-feature-schemas';
 import { listEventPage } from './events/event-handlers';
+import { queryRequestSchema } from './query/run-query';
 import { eventListQuery, eventPageSchema } from './events/event-schemas';
 import {
   featureFlagCreateSchema,
@@ -880,6 +881,34 @@ const eventRoutes = [
   }),
 ];
 
+const queryRoutes = [
+  r({
+    method: 'POST',
+    url: `${PROJECT}/query/`,
+    aliases: ['/api/environments/:project_id/query/'],
+    summary: "Run a query (TrendsQuery) in PostHog's shapes",
+    description:
+      'Served kinds: TrendsQuery with EventsNode series, math total or dau, intervals hour/day/week/month, ' +
+      'relative and absolute date ranges in the project time zone, BoldNumber. Any other kind or field is a 400 ' +
+      'naming it. No result cache: every request computes (is_cached is false). At most 4 queries of one ' +
+      'project at once (429 past that). docs/query.md.',
+    tag: 'query',
+    compat: {
+      posthog: 'differs',
+      note: 'TrendsQuery only (total, dau; no properties, breakdowns or compare yet); no result cache',
+    },
+    auth: personal('query:read'),
+    schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },
+    handler: async ({ params, body, auth }, d) => {
+      const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
+      const { rows } = await d.pool.query<{ timezone: string }>('SELECT timezone FROM teams WHERE id = $1', [
+        teamId,
+      ]);
+      return d.queries.run(teamId, rows[0]?.timezone ?? 'UTC', body.query as Record<string, unknown>);
+    },
+  }),
+];
+
 const personRoutes = [
   r({
     method: 'GET',
@@ -1082,6 +1111,7 @@ export const managementRoutes: RouteTable<ManagementRouteDeps> = {
     ...featureFlagRoutes,
     ...cohortRoutes,
     ...eventRoutes,
+    ...queryRoutes,
     ...personRoutes,
     ...personalApiKeyRoutes,
     ...schemaRoutes,
