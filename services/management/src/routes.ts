@@ -889,13 +889,14 @@ const queryRoutes = [
     summary: "Run a query (TrendsQuery) in PostHog's shapes",
     description:
       'Served kinds: TrendsQuery with EventsNode series, math total or dau, intervals hour/day/week/month, ' +
-      'relative and absolute date ranges in the project time zone, BoldNumber. Any other kind or field is a 400 ' +
-      'naming it. No result cache: every request computes (is_cached is false). At most 4 queries of one ' +
-      'project at once (429 past that). docs/query.md.',
+      'relative and absolute date ranges in the project time zone, event and person property filters, an ' +
+      'event or person property breakdown with breakdown_limit and other, BoldNumber. Any other kind or field ' +
+      'is a 400 naming it. No result cache: every request computes (is_cached is false). At most 4 queries of ' +
+      'one project at once (429 past that). docs/query.md.',
     tag: 'query',
     compat: {
       posthog: 'differs',
-      note: 'TrendsQuery only (total, dau; no properties, breakdowns or compare yet); no result cache',
+      note: 'TrendsQuery only (total, dau, filters, breakdowns; no compare or other math yet); no result cache',
     },
     auth: personal('query:read'),
     schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },

@@ -14,19 +14,20 @@ interface Ev {
   event: string;
   distinctId: string;
   at: string; // UTC ISO
+  browser?: string;
 }
 
 // Local midnights in New York: 2026-10-31 00:00 EDT = 04:00Z, 2026-11-01 00:00 EDT = 04:00Z,
 // 2026-11-02 00:00 EST = 05:00Z.
 const EVENTS: Ev[] = [
   { event: 'pageview', distinctId: 'a', at: '2026-10-31T03:59:59Z' }, // Oct 30 local
-  { event: 'pageview', distinctId: 'a', at: '2026-10-31T04:00:00Z' }, // Oct 31, on the edge
-  { event: 'pageview', distinctId: 'b', at: '2026-10-31T12:00:00Z' }, // Oct 31, b merged into a's person
-  { event: 'signup', distinctId: 'c', at: '2026-10-31T13:00:00Z' }, // Oct 31, no person
-  { event: 'pageview', distinctId: 'c', at: '2026-11-01T05:30:00Z' }, // Nov 1, 01:30 EDT
-  { event: 'pageview', distinctId: 'c', at: '2026-11-01T06:30:00Z' }, // Nov 1, 01:30 EST (repeated hour)
-  { event: 'pageview', distinctId: 'b', at: '2026-11-02T04:59:59Z' }, // Nov 1, 23:59:59 EST
-  { event: 'pageview', distinctId: 'a', at: '2026-11-02T05:00:00Z' }, // Nov 2, on the edge
+  { event: 'pageview', distinctId: 'a', at: '2026-10-31T04:00:00Z', browser: 'Chrome' }, // Oct 31, on the edge
+  { event: 'pageview', distinctId: 'b', at: '2026-10-31T12:00:00Z', browser: 'Firefox' }, // Oct 31, b merged into a's person
+  { event: 'signup', distinctId: 'c', at: '2026-10-31T13:00:00Z', browser: 'Chrome' }, // Oct 31, no person
+  { event: 'pageview', distinctId: 'c', at: '2026-11-01T05:30:00Z', browser: 'Chrome' }, // Nov 1, 01:30 EDT
+  { event: 'pageview', distinctId: 'c', at: '2026-11-01T06:30:00Z', browser: 'Safari' }, // Nov 1, 01:30 EST (repeated hour)
+  { event: 'pageview', distinctId: 'b', at: '2026-11-02T04:59:59Z', browser: 'Edge' }, // Nov 1, 23:59:59 EST
+  { event: 'pageview', distinctId: 'a', at: '2026-11-02T05:00:00Z', browser: 'Safari' }, // Nov 2, on the edge
   { event: 'pageview', distinctId: 'd', at: '2026-11-04T12:00:00Z' }, // after the range
 ];
 const PERSON_OF: Record<string, string> = { a: 'p1', b: 'p1' };
@@ -41,9 +42,16 @@ function localDay(iso: string): string {
 }
 
 /** The reference: per local day from..to, events (total) or distinct persons (dau). */
-function reference(days: string[], event: string | null, math: 'total' | 'dau'): number[] {
+function reference(
+  days: string[],
+  event: string | null,
+  math: 'total' | 'dau',
+  keep: (e: Ev) => boolean = () => true,
+): number[] {
   return days.map((day) => {
-    const on = EVENTS.filter((e) => localDay(e.at) === day && (event === null || e.event === event));
+    const on = EVENTS.filter(
+      (e) => localDay(e.at) === day && (event === null || e.event === event) && keep(e),
+    );
     if (math === 'total') return on.length;
     return new Set(on.map((e) => PERSON_OF[e.distinctId] ?? `d:${e.distinctId}`)).size;
   });
@@ -65,8 +73,15 @@ beforeAll(async () => {
     );
   for (const e of EVENTS)
     await h.pool.query(
-      `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp) VALUES ($1, $2, $3, $4, $5)`,
-      [randomUUID(), f.teamA.id, e.event, e.distinctId, e.at],
+      `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp, properties) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [
+        randomUUID(),
+        f.teamA.id,
+        e.event,
+        e.distinctId,
+        e.at,
+        JSON.stringify(e.browser ? { $browser: e.browser } : {}),
+      ],
     );
 });
 afterAll(() => h.stop());
@@ -149,6 +164,54 @@ describe('TrendsQuery', () => {
     });
     expect(recent.status).toBe(200);
     expect(recent.body.results[0].days).toHaveLength(8);
+  });
+
+  it.each(['total', 'dau'] as const)(
+    'breaks down by an event property (%s): the top values by the range, then the rest as other',
+    async (math) => {
+      const res = await query({
+        series: [{ kind: 'EventsNode', event: 'pageview', math }],
+        dateRange: range,
+        breakdownFilter: { breakdown: '$browser', breakdown_type: 'event', breakdown_limit: 2 },
+        trendsFilter: { display: 'BoldNumber' },
+      });
+      expect(res.status).toBe(200);
+      const values = res.body.results.map((r: { breakdown_value: string }) => r.breakdown_value);
+      // pageviews in range: Chrome 2, Safari 2, Firefox 1, Edge 1, none 1 (the first a).
+      expect(values).toEqual(['Chrome', 'Safari', '$$_posthog_breakdown_other_$$']);
+      const isTop = (e: Ev) => e.browser === 'Chrome' || e.browser === 'Safari';
+      const expected = [
+        reference(DAYS, 'pageview', math, (e) => e.browser === 'Chrome'),
+        reference(DAYS, 'pageview', math, (e) => e.browser === 'Safari'),
+        reference(DAYS, 'pageview', math, (e) => !isTop(e)),
+      ];
+      expect(res.body.results.map((r: { data: number[] }) => r.data)).toEqual(expected);
+      if (math === 'dau') {
+        // Other: a (no browser, Oct 30), b (Firefox, Edge) are one person, so 1 over the range.
+        expect(res.body.results[2].aggregated_value).toBe(1);
+      }
+    },
+  );
+
+  it('filters by event properties on the query and on a series', async () => {
+    const res = await query({
+      series: [
+        {
+          kind: 'EventsNode',
+          event: null,
+          properties: [{ key: '$browser', value: 'chrome', operator: 'exact', type: 'event' }],
+        },
+      ],
+      properties: [{ key: '$browser', operator: 'is_set', type: 'event' }],
+      dateRange: range,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.results[0].data).toEqual(reference(DAYS, null, 'total', (e) => e.browser === 'Chrome'));
+    const bad = await query({
+      series: [{ kind: 'EventsNode' }],
+      properties: [{ key: '$browser', operator: 'no_such_operator', value: 1, type: 'event' }],
+    });
+    expect(bad).toMatchObject({ status: 400, body: { attr: 'query.properties' } });
   });
 
   it('refuses what it does not serve with a 400 naming it, never ignoring it', async () => {

@@ -14,10 +14,15 @@
 // timeout.
 import type { Pool } from 'pg';
 import { ValidationError } from '@sett/http';
+import { parsePropertyFilters, propertyFilterSql, type PropertyGroup } from '../filters/property-filter-sql';
 
 export const TRENDS_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
 export type TrendsInterval = (typeof TRENDS_INTERVALS)[number];
 export const TRENDS_MATH = ['total', 'dau'] as const;
+
+/** A list of property filters or an AND/OR group: its content is checked by the filter parser
+ * (filters/property-filter-sql.ts), which names the offending part. */
+const PROPERTIES_SCHEMA = { type: ['array', 'object'] } as const;
 
 export const trendsQuerySchema = {
   type: 'object',
@@ -39,7 +44,19 @@ export const trendsQuerySchema = {
           name: { type: ['string', 'null'], maxLength: 400 },
           custom_name: { type: ['string', 'null'], maxLength: 400 },
           math: { enum: [...TRENDS_MATH] },
+          properties: PROPERTIES_SCHEMA,
         },
+      },
+    },
+    properties: PROPERTIES_SCHEMA,
+    breakdownFilter: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['breakdown'],
+      properties: {
+        breakdown: { type: 'string', minLength: 1, maxLength: 400 },
+        breakdown_type: { enum: ['event', 'person'] },
+        breakdown_limit: { type: 'integer', minimum: 1, maximum: 1000 },
       },
     },
     interval: { enum: [...TRENDS_INTERVALS] },
@@ -66,7 +83,19 @@ export interface EventsNode {
   name?: string | null;
   custom_name?: string | null;
   math?: (typeof TRENDS_MATH)[number];
+  properties?: unknown;
 }
+
+export interface BreakdownFilter {
+  breakdown: string;
+  breakdown_type?: 'event' | 'person';
+  breakdown_limit?: number;
+}
+
+/** PostHog's breakdown values for "every other value" and for events without the property. */
+export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
+export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$';
+const DEFAULT_BREAKDOWN_LIMIT = 25;
 
 export interface TrendsQuery {
   kind: 'TrendsQuery';
@@ -74,6 +103,8 @@ export interface TrendsQuery {
   interval?: TrendsInterval;
   dateRange?: { date_from?: string | null; date_to?: string | null; explicitDate?: boolean | null };
   trendsFilter?: { display?: 'ActionsLineGraph' | 'ActionsTable' | 'BoldNumber' };
+  properties?: unknown;
+  breakdownFilter?: BreakdownFilter;
 }
 
 /** Wall-clock time in a zone, to the second. */
@@ -251,6 +282,19 @@ export interface TrendsResult {
     math: string;
   };
   aggregated_value?: number;
+  breakdown_value?: string;
+}
+
+// The person's properties as of now (an event whose distinct id has no person has none), and
+// the person an event counts as (its id's current person, else the id itself).
+const PERSON_PROPERTIES = `COALESCE((SELECT pp.properties FROM person_distinct_ids d JOIN persons pp
+    ON pp.id = d.person_id WHERE d.team_id = e.team_id AND d.distinct_id = e.distinct_id), '{}'::jsonb)`;
+const PERSON_OF_EVENT = `coalesce((SELECT p.uuid::text FROM person_distinct_ids pdi JOIN persons p
+    ON p.id = pdi.person_id WHERE pdi.team_id = e.team_id AND pdi.distinct_id = e.distinct_id), 'd:' || e.distinct_id)`;
+
+function filters(raw: unknown, attr: string): PropertyGroup | undefined {
+  if (raw === undefined || raw === null) return undefined;
+  return parsePropertyFilters(JSON.stringify(raw), attr, ['event', 'person']);
 }
 
 export async function runTrends(
@@ -263,40 +307,116 @@ export async function runTrends(
   const interval = query.interval ?? 'day';
   const range = resolveRange(query, timeZone, now);
   const bold = query.trendsFilter?.display === 'BoldNumber';
+  const queryFilters = filters(query.properties, 'query.properties');
+  const breakdown = query.breakdownFilter;
   const results: TrendsResult[] = [];
   for (const [order, node] of query.series.entries()) {
     const math = node.math ?? 'total';
     const event = node.event ?? null;
-    const counted =
-      math === 'dau'
-        ? `count(DISTINCT coalesce((SELECT p.uuid::text FROM person_distinct_ids pdi JOIN persons p ON p.id = pdi.person_id
-             WHERE pdi.team_id = e.team_id AND pdi.distinct_id = e.distinct_id), 'd:' || e.distinct_id))`
-        : 'count(*)';
-    const values: unknown[] = [teamId, timeZone, localText(range.from), localText(range.to)];
-    if (event !== null) values.push(event);
-    const where = `e.team_id = $1
-        AND e.timestamp >= ($3::timestamp AT TIME ZONE $2)
-        AND e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)
-        ${event !== null ? 'AND e.event = $5' : ''}`;
-    // The buckets of the range, and for a BoldNumber of distinct persons the whole range's own
-    // count (persons over a week are not the sum of the days' persons).
-    let sql = `SELECT to_char(${bucketSql(interval)}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${counted} AS n
-        FROM events e WHERE ${where} GROUP BY 1`;
-    if (bold && math === 'dau') sql += ` UNION ALL SELECT NULL, ${counted} FROM events e WHERE ${where}`;
-    const { rows } = await pool.query<{ bucket: string | null; n: string }>(sql, values);
-    const byBucket = new Map(rows.filter((r) => r.bucket !== null).map((r) => [r.bucket!, Number(r.n)]));
-    const total = Number(rows.find((r) => r.bucket === null)?.n ?? 0);
-    const data = range.buckets.map((b) => byBucket.get(localText(b)) ?? 0);
+    const seriesFilters = filters(node.properties, `query.series.${order}.properties`);
+    const counted = math === 'dau' ? `count(DISTINCT ${PERSON_OF_EVENT})` : 'count(*)';
+    const params: unknown[] = [teamId, timeZone, localText(range.from), localText(range.to)];
+    const bind = (value: unknown) => `$${params.push(value)}`;
+    const conditions = [
+      'e.team_id = $1',
+      'e.timestamp >= ($3::timestamp AT TIME ZONE $2)',
+      "e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)",
+    ];
+    if (event !== null) conditions.push(`e.event = ${bind(event)}`);
+    const sources = { event: 'e.properties', person: PERSON_PROPERTIES };
+    for (const group of [queryFilters, seriesFilters])
+      if (group) conditions.push(propertyFilterSql(group, sources, bind, now));
+    const where = conditions.join(' AND ');
+    const breakdownExpr = breakdown
+      ? `(${breakdown.breakdown_type === 'person' ? PERSON_PROPERTIES : 'e.properties'} ->> ${bind(breakdown.breakdown)})`
+      : 'NULL::text';
+    // Per bucket and breakdown value; and per breakdown value over the whole range, which ranks
+    // the values and gives distinct persons over the range (not the sum of the days').
+    const sql = `SELECT to_char(${bucketSql(interval)}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${breakdownExpr} AS bv, ${counted} AS n
+        FROM events e WHERE ${where} GROUP BY 1, 2
+      UNION ALL
+      SELECT NULL, ${breakdownExpr}, ${counted} FROM events e WHERE ${where} GROUP BY 2`;
+    const { rows } = await pool.query<{ bucket: string | null; bv: string | null; n: string }>(sql, params);
+
     const name = event ?? 'All events';
-    const result: TrendsResult = {
-      data,
+    const base = {
       labels: range.buckets.map((b) => label(b, interval)),
       days: range.buckets.map((b) => dayText(b, interval)),
-      count: data.reduce((a, b) => a + b, 0),
-      label: node.custom_name ?? name,
-      action: { id: event, type: 'events', order, name, custom_name: node.custom_name ?? null, math },
+      action: {
+        id: event,
+        type: 'events' as const,
+        order,
+        name,
+        custom_name: node.custom_name ?? null,
+        math,
+      },
     };
-    if (bold) result.aggregated_value = math === 'dau' ? total : result.count;
+    const seriesOf = (values: ReadonlySet<string | null> | null, whole: number, breakdownValue?: string) => {
+      const byBucket = new Map<string, number>();
+      for (const r of rows)
+        if (r.bucket !== null && (values === null || values.has(r.bv)))
+          byBucket.set(r.bucket, (byBucket.get(r.bucket) ?? 0) + Number(r.n));
+      const data = range.buckets.map((b) => byBucket.get(localText(b)) ?? 0);
+      const count = data.reduce((a, b) => a + b, 0);
+      const result: TrendsResult = {
+        data,
+        ...base,
+        count,
+        label: breakdownValue === undefined ? (node.custom_name ?? name) : breakdownValue,
+      };
+      if (breakdownValue !== undefined) result.breakdown_value = breakdownValue;
+      if (bold) result.aggregated_value = math === 'dau' ? whole : count;
+      return result;
+    };
+    const wholeRange = rows.filter((r) => r.bucket === null);
+    if (!breakdown) {
+      results.push(seriesOf(null, Number(wholeRange[0]?.n ?? 0)));
+      continue;
+    }
+    // The values with the most events (or persons) over the range, then "other" for the rest.
+    const ranked = wholeRange
+      .map((r) => ({ bv: r.bv, n: Number(r.n) }))
+      .sort((a, b) => b.n - a.n || String(a.bv).localeCompare(String(b.bv)));
+    const limit = breakdown.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
+    for (const { bv, n } of ranked.slice(0, limit))
+      results.push(seriesOf(new Set([bv]), n, bv === null ? BREAKDOWN_NULL : bv));
+    const rest = ranked.slice(limit);
+    if (rest.length === 0) continue;
+    if (math !== 'dau') {
+      results.push(
+        seriesOf(
+          new Set(rest.map((r) => r.bv)),
+          rest.reduce((a, r) => a + r.n, 0),
+          BREAKDOWN_OTHER,
+        ),
+      );
+      continue;
+    }
+    // Distinct persons of the other values together are not the sum of theirs: counted again,
+    // per bucket and over the range, over the events of none of the top values.
+    const top = ranked.slice(0, limit).map((r) => r.bv);
+    const topValues = bind(top.filter((v): v is string => v !== null));
+    const notTop = top.includes(null)
+      ? `(${breakdownExpr} IS NOT NULL AND NOT (${breakdownExpr} = ANY(${topValues}::text[])))`
+      : `(${breakdownExpr} IS NULL OR NOT (${breakdownExpr} = ANY(${topValues}::text[])))`;
+    const other = await pool.query<{ bucket: string | null; n: string }>(
+      `SELECT to_char(${bucketSql(interval)}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${counted} AS n
+         FROM events e WHERE ${where} AND ${notTop} GROUP BY 1
+       UNION ALL SELECT NULL, ${counted} FROM events e WHERE ${where} AND ${notTop}`,
+      params,
+    );
+    const byBucket = new Map(
+      other.rows.filter((r) => r.bucket !== null).map((r) => [r.bucket!, Number(r.n)]),
+    );
+    const data = range.buckets.map((b) => byBucket.get(localText(b)) ?? 0);
+    const result: TrendsResult = {
+      data,
+      ...base,
+      count: data.reduce((a, b) => a + b, 0),
+      label: BREAKDOWN_OTHER,
+      breakdown_value: BREAKDOWN_OTHER,
+    };
+    if (bold) result.aggregated_value = Number(other.rows.find((r) => r.bucket === null)?.n ?? 0);
     results.push(result);
   }
   return {
