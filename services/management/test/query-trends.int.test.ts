@@ -63,7 +63,7 @@ beforeAll(async () => {
   key = await createKey(h.prisma, f.alice.id, ['query:read']);
   await h.prisma.team.update({ where: { id: f.teamA.id }, data: { timezone: TZ } });
   const person = await h.pool.query<{ id: string; uuid: string }>(
-    `INSERT INTO persons (uuid, team_id) VALUES ($1, $2) RETURNING id, uuid`,
+    `INSERT INTO persons (uuid, team_id, properties) VALUES ($1, $2, '{"plan":"pro"}') RETURNING id, uuid`,
     [randomUUID(), f.teamA.id],
   );
   for (const did of ['a', 'b'])
@@ -212,6 +212,39 @@ describe('TrendsQuery', () => {
       properties: [{ key: '$browser', operator: 'no_such_operator', value: 1, type: 'event' }],
     });
     expect(bad).toMatchObject({ status: 400, body: { attr: 'query.properties' } });
+  });
+
+  it('filters and breaks down by person properties (the merged person has plan pro, c has no person)', async () => {
+    const pro = await query({
+      series: [{ kind: 'EventsNode', event: null }],
+      properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }],
+      dateRange: range,
+    });
+    expect(pro.status).toBe(200);
+    expect(pro.body.results[0].data).toEqual(
+      reference(DAYS, null, 'total', (e) => PERSON_OF[e.distinctId] === 'p1'),
+    );
+    const byPlan = await query({
+      series: [{ kind: 'EventsNode', event: null, math: 'dau' }],
+      dateRange: range,
+      breakdownFilter: { breakdown: 'plan', breakdown_type: 'person' },
+    });
+    expect(byPlan.status).toBe(200);
+    const byValue = Object.fromEntries(
+      byPlan.body.results.map((r: { breakdown_value: string; data: number[] }) => [
+        r.breakdown_value,
+        r.data,
+      ]),
+    );
+    expect(byValue).toEqual({
+      pro: reference(DAYS, null, 'dau', (e) => PERSON_OF[e.distinctId] === 'p1'),
+      $$_posthog_breakdown_null_$$: reference(
+        DAYS,
+        null,
+        'dau',
+        (e) => PERSON_OF[e.distinctId] === undefined,
+      ),
+    });
   });
 
   it('refuses what it does not serve with a 400 naming it, never ignoring it', async () => {

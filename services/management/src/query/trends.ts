@@ -285,12 +285,13 @@ export interface TrendsResult {
   breakdown_value?: string;
 }
 
-// The person's properties as of now (an event whose distinct id has no person has none), and
-// the person an event counts as (its id's current person, else the id itself).
-const PERSON_PROPERTIES = `COALESCE((SELECT pp.properties FROM person_distinct_ids d JOIN persons pp
-    ON pp.id = d.person_id WHERE d.team_id = e.team_id AND d.distinct_id = e.distinct_id), '{}'::jsonb)`;
-const PERSON_OF_EVENT = `coalesce((SELECT p.uuid::text FROM person_distinct_ids pdi JOIN persons p
-    ON p.id = pdi.person_id WHERE pdi.team_id = e.team_id AND pdi.distinct_id = e.distinct_id), 'd:' || e.distinct_id)`;
+// The person an event counts as (its distinct id's current person, else the id itself) and that
+// person's properties now (none without a person), from one join of the person tables, made only
+// when the query needs a person.
+const PERSON_JOIN = `LEFT JOIN person_distinct_ids pdi ON pdi.team_id = e.team_id AND pdi.distinct_id = e.distinct_id
+    LEFT JOIN persons p ON p.id = pdi.person_id`;
+const PERSON_PROPERTIES = `COALESCE(p.properties, '{}'::jsonb)`;
+const PERSON_OF_EVENT = `coalesce(p.uuid::text, 'd:' || e.distinct_id)`;
 
 function filters(raw: unknown, attr: string): PropertyGroup | undefined {
   if (raw === undefined || raw === null) return undefined;
@@ -327,16 +328,31 @@ export async function runTrends(
     for (const group of [queryFilters, seriesFilters])
       if (group) conditions.push(propertyFilterSql(group, sources, bind, now));
     const where = conditions.join(' AND ');
+    const needsPerson =
+      math === 'dau' ||
+      breakdown?.breakdown_type === 'person' ||
+      [queryFilters, seriesFilters].some((g) => g !== undefined && JSON.stringify(g).includes('"type":"person"'));
+    const from = `events e ${needsPerson ? PERSON_JOIN : ''}`;
+    // Grouped by the bucket's timestamp, formatted once per group (formatting in the GROUP BY
+    // formats every row).
+    const bucket = bucketSql(interval);
     const breakdownExpr = breakdown
       ? `(${breakdown.breakdown_type === 'person' ? PERSON_PROPERTIES : 'e.properties'} ->> ${bind(breakdown.breakdown)})`
       : 'NULL::text';
-    // Per bucket and breakdown value; and per breakdown value over the whole range, which ranks
-    // the values and gives distinct persons over the range (not the sum of the days').
-    const sql = `SELECT to_char(${bucketSql(interval)}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${breakdownExpr} AS bv, ${counted} AS n
-        FROM events e WHERE ${where} GROUP BY 1, 2
-      UNION ALL
-      SELECT NULL, ${breakdownExpr}, ${counted} FROM events e WHERE ${where} GROUP BY 2`;
-    const { rows } = await pool.query<{ bucket: string | null; bv: string | null; n: string }>(sql, params);
+    // Per bucket and breakdown value. Distinct persons over the whole range are not the sum of
+    // the days': for dau, a second pass over the range counts them per value (it ranks the values
+    // and gives BoldNumber); event counts over the range are the buckets' sum.
+    let sql = `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${breakdownExpr} AS bv, ${counted} AS n
+        FROM ${from} WHERE ${where} GROUP BY ${bucket}, 2`;
+    if (math === 'dau' && (bold || breakdown))
+      sql += ` UNION ALL SELECT NULL, ${breakdownExpr}, ${counted} FROM ${from} WHERE ${where} GROUP BY 2`;
+    const fetched = await pool.query<{ bucket: string | null; bv: string | null; n: string }>(sql, params);
+    const rows = fetched.rows;
+    if (math !== 'dau') {
+      const totals = new Map<string | null, number>();
+      for (const r of rows) totals.set(r.bv, (totals.get(r.bv) ?? 0) + Number(r.n));
+      for (const [bv, n] of totals) rows.push({ bucket: null, bv, n: String(n) });
+    }
 
     const name = event ?? 'All events';
     const base = {
@@ -400,9 +416,9 @@ export async function runTrends(
       ? `(${breakdownExpr} IS NOT NULL AND NOT (${breakdownExpr} = ANY(${topValues}::text[])))`
       : `(${breakdownExpr} IS NULL OR NOT (${breakdownExpr} = ANY(${topValues}::text[])))`;
     const other = await pool.query<{ bucket: string | null; n: string }>(
-      `SELECT to_char(${bucketSql(interval)}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${counted} AS n
-         FROM events e WHERE ${where} AND ${notTop} GROUP BY 1
-       UNION ALL SELECT NULL, ${counted} FROM events e WHERE ${where} AND ${notTop}`,
+      `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${counted} AS n
+         FROM ${from} WHERE ${where} AND ${notTop} GROUP BY ${bucket}
+       UNION ALL SELECT NULL, ${counted} FROM ${from} WHERE ${where} AND ${notTop}`,
       params,
     );
     const byBucket = new Map(

@@ -1,0 +1,196 @@
+// `pnpm bench query`: the query API (POST /api/projects/:id/query/, a management process) on a
+// synthetic project, against a hand-written SQL baseline over the same raw events table and
+// indexes, timed in the same run. The project: 30 days, 50 event names with a skewed mix, 100,000
+// persons with skewed activity, 1M events by default (QUERY_BENCH_EVENTS=10000000 for 10M), loaded
+// once per size and kept (database sett_bench_query_<events>; QUERY_BENCH_RELOAD=1 reloads).
+// Timed (p50 of 5 after a warm-up): trends total and dau over 30 days, and a $browser breakdown.
+// Funnels, retention and the events listing are not served yet and are not timed.
+// Target: each API query >= 0.8 of its raw-SQL baseline (no rollups yet, so the API can at best
+// match the scan it issues).
+import pg from 'pg';
+import { createPersonalKey } from '@sett/cli';
+import { ensureDatabase, migrateDeploy, withDatabase, withMaintenanceClient } from '@sett/db';
+import { fmt, freePort, startChild } from './lib';
+
+const SERVER_URL = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/postgres';
+const EVENTS = Number(process.env.QUERY_BENCH_EVENTS || 1_000_000);
+const PERSONS = 100_000;
+const RUNS = 5;
+
+async function load(url: string): Promise<{ teamId: number; key: string }> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const existing = await client.query<{ id: number; n: string }>(
+      `SELECT t.id, (SELECT count(*) FROM events e WHERE e.team_id = t.id) AS n FROM teams t WHERE t.name = 'Query bench'`,
+    );
+    let teamId = existing.rows[0]?.id;
+    if (teamId === undefined || Number(existing.rows[0]!.n) !== EVENTS || process.env.QUERY_BENCH_RELOAD) {
+      await client.query('TRUNCATE events, person_distinct_ids, persons, teams, organizations CASCADE');
+      const org = (
+        await client.query<{ id: string }>(
+          `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', 'bench-query') RETURNING id`,
+        )
+      ).rows[0]!.id;
+      teamId = (
+        await client.query<{ id: number }>(
+          `INSERT INTO teams (uuid, organization_id, name, api_token) VALUES (gen_random_uuid(), $1, 'Query bench', 'phc_query_bench') RETURNING id`,
+          [org],
+        )
+      ).rows[0]!.id;
+      const t0 = Date.now();
+      await client.query(
+        `INSERT INTO persons (uuid, team_id) SELECT gen_random_uuid(), $1 FROM generate_series(1, ${PERSONS})`,
+        [teamId],
+      );
+      await client.query(
+        `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
+         SELECT $1, 'u' || row_number() OVER (ORDER BY id), id FROM persons WHERE team_id = $1`,
+        [teamId],
+      );
+      // Skew: event names and persons drawn by a power of a uniform number (a few dominate).
+      await client.query(
+        `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp, properties)
+         SELECT gen_random_uuid(), $1,
+                'event_' || floor(power(random(), 3) * 50)::int,
+                'u' || (1 + floor(power(random(), 2) * ${PERSONS})::int),
+                now() - random() * interval '30 days',
+                jsonb_build_object('$browser', (ARRAY['Chrome','Safari','Firefox','Edge'])[1 + floor(power(random(), 2) * 4)::int],
+                                   'plan', CASE WHEN random() < 0.2 THEN 'pro' ELSE 'free' END)
+         FROM generate_series(1, ${EVENTS})`,
+        [teamId],
+      );
+      await client.query('ANALYZE');
+      process.stdout.write(
+        `loaded ${fmt(EVENTS)} events, ${fmt(PERSONS)} persons in ${fmt(Date.now() - t0)} ms\n`,
+      );
+    }
+    const owner = (
+      await client.query<{ uuid: string }>(
+        `INSERT INTO users (uuid, distinct_id, email, first_name, current_organization_id, current_team_id)
+         SELECT gen_random_uuid(), 'owner-' || gen_random_uuid(), 'owner-' || gen_random_uuid() || '@bench.test', 'Owner', organization_id, id
+         FROM teams WHERE id = $1 RETURNING uuid, id`,
+        [teamId],
+      )
+    ).rows[0]!.uuid;
+    await client.query(
+      `INSERT INTO organization_memberships (id, organization_id, user_id, level)
+       SELECT gen_random_uuid(), u.current_organization_id, u.id, 15 FROM users u WHERE u.uuid = $1`,
+      [owner],
+    );
+    const key = (
+      await createPersonalKey({ databaseUrl: url, userUuid: owner, scopes: ['query:read'], label: 'bench' })
+    ).personal_api_key;
+    return { teamId, key };
+  } finally {
+    await client.end();
+  }
+}
+
+async function p50(fn: () => Promise<void>): Promise<number> {
+  await fn();
+  const times: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const t0 = process.hrtime.bigint();
+    await fn();
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  times.sort((a, b) => a - b);
+  return times[Math.floor(times.length / 2)]!;
+}
+
+export async function run(): Promise<boolean> {
+  const url = withDatabase(SERVER_URL, `sett_bench_query_${EVENTS}`);
+  await ensureDatabase(url);
+  await migrateDeploy({ databaseUrl: url });
+  const { teamId, key } = await load(url);
+  const port = await freePort();
+  const service = await startChild(
+    'services/management/src/main.ts',
+    {
+      DATABASE_URL: url,
+      MANAGEMENT_PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'info',
+      MANAGEMENT_RATE_LIMIT_PER_MINUTE: '1000000',
+      MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE: '1000000',
+    },
+    /management ready/,
+  );
+  const pool = new pg.Pool({ connectionString: url, max: 2 });
+  try {
+    const api = async (query: object) => {
+      const res = await fetch(`http://127.0.0.1:${port}/api/projects/${teamId}/query/`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ query }),
+      });
+      if (res.status !== 200) throw new Error(`query answered ${res.status}: ${await res.text()}`);
+      await res.arrayBuffer();
+    };
+    const sql = (text: string) => async () => void (await pool.query(text, [teamId]));
+    const range = `team_id = $1 AND timestamp >= date_trunc('day', now() - interval '30 days') AND timestamp <= now()`;
+    const cases: Array<[string, object, string]> = [
+      [
+        'trends total, 30 days, one event',
+        {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: 'event_0' }],
+          dateRange: { date_from: '-30d' },
+        },
+        `SELECT date_trunc('day', timestamp AT TIME ZONE 'UTC'), count(*) FROM events WHERE ${range} AND event = 'event_0' GROUP BY 1`,
+      ],
+      [
+        'trends total, 30 days, all events',
+        {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: null }],
+          dateRange: { date_from: '-30d' },
+        },
+        `SELECT date_trunc('day', timestamp AT TIME ZONE 'UTC'), count(*) FROM events WHERE ${range} GROUP BY 1`,
+      ],
+      [
+        'trends dau, 30 days, one event',
+        {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: 'event_0', math: 'dau' }],
+          dateRange: { date_from: '-30d' },
+        },
+        `SELECT date_trunc('day', e.timestamp AT TIME ZONE 'UTC'), count(DISTINCT coalesce(p.uuid::text, e.distinct_id))
+           FROM events e LEFT JOIN person_distinct_ids d ON d.team_id = e.team_id AND d.distinct_id = e.distinct_id
+           LEFT JOIN persons p ON p.id = d.person_id
+          WHERE e.team_id = $1 AND e.timestamp >= date_trunc('day', now() - interval '30 days') AND e.timestamp <= now()
+            AND e.event = 'event_0' GROUP BY 1`,
+      ],
+      [
+        'trends total by $browser, 30 days, one event',
+        {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: 'event_0' }],
+          dateRange: { date_from: '-30d' },
+          breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' },
+        },
+        `SELECT date_trunc('day', timestamp AT TIME ZONE 'UTC'), properties->>'$browser', count(*) FROM events WHERE ${range} AND event = 'event_0' GROUP BY 1, 2`,
+      ],
+    ];
+    process.stdout.write(`\n${fmt(EVENTS)} events; p50 of ${RUNS} runs after a warm-up\n`);
+    process.stdout.write('| query | API p50 ms | raw SQL p50 ms | ratio (SQL / API) |\n|---|---|---|---|\n');
+    let ok = true;
+    for (const [name, query, baseline] of cases) {
+      const apiMs = await p50(() => api(query));
+      const sqlMs = await p50(sql(baseline));
+      const ratio = sqlMs / apiMs;
+      if (ratio < 0.8) ok = false;
+      process.stdout.write(`| ${name} | ${apiMs.toFixed(1)} | ${sqlMs.toFixed(1)} | ${ratio.toFixed(2)} |\n`);
+    }
+    process.stdout.write(`${ok ? 'PASS' : 'MISS'} every query >= 0.8 of its raw-SQL baseline\n`);
+    return ok;
+  } finally {
+    await pool.end();
+    await service.stop();
+    if (process.env.QUERY_BENCH_DROP)
+      await withMaintenanceClient(SERVER_URL, (c) =>
+        c.query(`DROP DATABASE IF EXISTS sett_bench_query_${EVENTS} WITH (FORCE)`),
+      );
+  }
+}
