@@ -331,7 +331,9 @@ export async function runTrends(
     const needsPerson =
       math === 'dau' ||
       breakdown?.breakdown_type === 'person' ||
-      [queryFilters, seriesFilters].some((g) => g !== undefined && JSON.stringify(g).includes('"type":"person"'));
+      [queryFilters, seriesFilters].some(
+        (g) => g !== undefined && JSON.stringify(g).includes('"type":"person"'),
+      );
     const from = `events e ${needsPerson ? PERSON_JOIN : ''}`;
     // Grouped by the bucket's timestamp, formatted once per group (formatting in the GROUP BY
     // formats every row).
