@@ -290,7 +290,7 @@ describe('decide answers', () => {
   });
 
   it('sends no CORS header at all on local evaluation, answered or refused', async () => {
-    for (const c of [
+    const cases: Case[] = [
       {
         path: `/flags/definitions?token=${project.token}`,
         headers: { authorization: `Bearer ${personalKey}`, origin: 'https://x.example' },
@@ -301,7 +301,8 @@ describe('decide answers', () => {
         path: '/flags/definitions',
         headers: { origin: 'https://x.example', 'access-control-request-method': 'GET' },
       },
-    ]) {
+    ];
+    for (const c of cases) {
       const a = await call(c);
       for (const name of HEADERS.filter((n) => n.startsWith('access-control-')))
         expect(a.headers[name]).toBeNull();
