@@ -890,13 +890,14 @@ const queryRoutes = [
     description:
       'Served kinds: TrendsQuery with EventsNode series, math total or dau, intervals hour/day/week/month, ' +
       'relative and absolute date ranges in the project time zone, event and person property filters, an ' +
-      'event or person property breakdown with breakdown_limit and other, BoldNumber. Any other kind or field ' +
+      'event or person property breakdown with breakdown_limit and other, compare to the previous period, ' +
+      'BoldNumber. Any other kind or field ' +
       'is a 400 naming it. No result cache: every request computes (is_cached is false). At most 4 queries of ' +
       'one project at once (429 past that). docs/query.md.',
     tag: 'query',
     compat: {
       posthog: 'differs',
-      note: 'TrendsQuery only (total, dau, filters, breakdowns; no compare or other math yet); no result cache',
+      note: 'TrendsQuery only (total, dau, filters, breakdowns, compare; no other math yet); no result cache',
     },
     auth: personal('query:read'),
     schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },

@@ -247,6 +247,28 @@ describe('TrendsQuery', () => {
     });
   });
 
+  it('compares with the previous period of the same length', async () => {
+    const res = await query({
+      series: [{ kind: 'EventsNode', event: null }],
+      dateRange: { date_from: '2026-11-01', date_to: '2026-11-02' },
+      compareFilter: { compare: true },
+    });
+    expect(res.status).toBe(200);
+    const [current, previous] = res.body.results;
+    expect(current).toMatchObject({
+      compare: true,
+      compare_label: 'current',
+      days: ['2026-11-01', '2026-11-02'],
+    });
+    expect(previous).toMatchObject({
+      compare: true,
+      compare_label: 'previous',
+      days: ['2026-10-30', '2026-10-31'],
+    });
+    expect(current.data).toEqual(reference(['2026-11-01', '2026-11-02'], null, 'total'));
+    expect(previous.data).toEqual(reference(['2026-10-30', '2026-10-31'], null, 'total'));
+  });
+
   it('refuses what it does not serve with a 400 naming it, never ignoring it', async () => {
     const hogql = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
       query: { kind: 'HogQLQuery', query: 'select 1' },
@@ -255,9 +277,9 @@ describe('TrendsQuery', () => {
     expect(hogql.body).toMatchObject({ attr: 'query.kind', code: 'unsupported_query_kind' });
     expect(hogql.body.detail).toContain('TrendsQuery');
 
-    const compare = await query({ series: [{ kind: 'EventsNode' }], compareFilter: { compare: true } });
-    expect(compare.status).toBe(400);
-    expect(compare.body.attr).toBe('query.compareFilter');
+    const compareTo = await query({ series: [{ kind: 'EventsNode' }], compareFilter: { compare_to: '-1w' } });
+    expect(compareTo.status).toBe(400);
+    expect(compareTo.body.attr).toBe('query.compareFilter.compare_to');
 
     const math = await query({ series: [{ kind: 'EventsNode', math: 'weekly_active' }] });
     expect(math.status).toBe(400);

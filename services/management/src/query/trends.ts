@@ -74,6 +74,11 @@ export const trendsQuerySchema = {
       additionalProperties: false,
       properties: { display: { enum: ['ActionsLineGraph', 'ActionsTable', 'BoldNumber'] } },
     },
+    compareFilter: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { compare: { type: ['boolean', 'null'] } },
+    },
   },
 } as const;
 
@@ -105,6 +110,7 @@ export interface TrendsQuery {
   trendsFilter?: { display?: 'ActionsLineGraph' | 'ActionsTable' | 'BoldNumber' };
   properties?: unknown;
   breakdownFilter?: BreakdownFilter;
+  compareFilter?: { compare?: boolean | null };
 }
 
 /** Wall-clock time in a zone, to the second. */
@@ -246,6 +252,20 @@ export function resolveRange(query: TrendsQuery, timeZone: string, nowDate: Date
   return { from, to, buckets };
 }
 
+/** The period before `range`, as long in buckets: PostHog's "compare to previous period". */
+export function previousRange(range: ResolvedRange, interval: TrendsInterval): ResolvedRange {
+  const n = range.buckets.length;
+  const back = (l: Local): Local => {
+    let b = l;
+    for (let i = 0; i < n; i++) {
+      const unit = interval === 'hour' ? 'h' : interval === 'day' ? 'd' : interval === 'week' ? 'w' : 'm';
+      b = shift(b, unit, -1);
+    }
+    return b;
+  };
+  return { from: back(range.from), to: back(range.to), buckets: range.buckets.map(back) };
+}
+
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
 /** PostHog's labels: `1-Nov-2026`, hourly `1-Nov-2026 13:00`. */
@@ -283,6 +303,8 @@ export interface TrendsResult {
   };
   aggregated_value?: number;
   breakdown_value?: string;
+  compare?: boolean;
+  compare_label?: 'current' | 'previous';
 }
 
 // The person an event counts as (its distinct id's current person, else the id itself) and that
@@ -310,135 +332,155 @@ export async function runTrends(
   const bold = query.trendsFilter?.display === 'BoldNumber';
   const queryFilters = filters(query.properties, 'query.properties');
   const breakdown = query.breakdownFilter;
-  const results: TrendsResult[] = [];
-  for (const [order, node] of query.series.entries()) {
-    const math = node.math ?? 'total';
-    const event = node.event ?? null;
-    const seriesFilters = filters(node.properties, `query.series.${order}.properties`);
-    const counted = math === 'dau' ? `count(DISTINCT ${PERSON_OF_EVENT})` : 'count(*)';
-    const params: unknown[] = [teamId, timeZone, localText(range.from), localText(range.to)];
-    const bind = (value: unknown) => `$${params.push(value)}`;
-    const conditions = [
-      'e.team_id = $1',
-      'e.timestamp >= ($3::timestamp AT TIME ZONE $2)',
-      "e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)",
-    ];
-    if (event !== null) conditions.push(`e.event = ${bind(event)}`);
-    const sources = { event: 'e.properties', person: PERSON_PROPERTIES };
-    for (const group of [queryFilters, seriesFilters])
-      if (group) conditions.push(propertyFilterSql(group, sources, bind, now));
-    const where = conditions.join(' AND ');
-    const needsPerson =
-      math === 'dau' ||
-      breakdown?.breakdown_type === 'person' ||
-      [queryFilters, seriesFilters].some(
-        (g) => g !== undefined && JSON.stringify(g).includes('"type":"person"'),
-      );
-    const from = `events e ${needsPerson ? PERSON_JOIN : ''}`;
-    // Grouped by the bucket's timestamp, formatted once per group (formatting in the GROUP BY
-    // formats every row).
-    const bucket = bucketSql(interval);
-    const breakdownExpr = breakdown
-      ? `(${breakdown.breakdown_type === 'person' ? PERSON_PROPERTIES : 'e.properties'} ->> ${bind(breakdown.breakdown)})`
-      : 'NULL::text';
-    // Per bucket and breakdown value. Distinct persons over the whole range are not the sum of
-    // the days': for dau, a second pass over the range counts them per value (it ranks the values
-    // and gives BoldNumber); event counts over the range are the buckets' sum.
-    let sql = `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${breakdownExpr} AS bv, ${counted} AS n
+  // Every series of the query over one period (the asked one, or the one before it to compare).
+  async function seriesOver(range: ResolvedRange): Promise<TrendsResult[]> {
+    const results: TrendsResult[] = [];
+    for (const [order, node] of query.series.entries()) {
+      const math = node.math ?? 'total';
+      const event = node.event ?? null;
+      const seriesFilters = filters(node.properties, `query.series.${order}.properties`);
+      const counted = math === 'dau' ? `count(DISTINCT ${PERSON_OF_EVENT})` : 'count(*)';
+      const params: unknown[] = [teamId, timeZone, localText(range.from), localText(range.to)];
+      const bind = (value: unknown) => `$${params.push(value)}`;
+      const conditions = [
+        'e.team_id = $1',
+        'e.timestamp >= ($3::timestamp AT TIME ZONE $2)',
+        "e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)",
+      ];
+      if (event !== null) conditions.push(`e.event = ${bind(event)}`);
+      const sources = { event: 'e.properties', person: PERSON_PROPERTIES };
+      for (const group of [queryFilters, seriesFilters])
+        if (group) conditions.push(propertyFilterSql(group, sources, bind, now));
+      const where = conditions.join(' AND ');
+      const needsPerson =
+        math === 'dau' ||
+        breakdown?.breakdown_type === 'person' ||
+        [queryFilters, seriesFilters].some(
+          (g) => g !== undefined && JSON.stringify(g).includes('"type":"person"'),
+        );
+      const from = `events e ${needsPerson ? PERSON_JOIN : ''}`;
+      // Grouped by the bucket's timestamp, formatted once per group (formatting in the GROUP BY
+      // formats every row).
+      const bucket = bucketSql(interval);
+      const breakdownExpr = breakdown
+        ? `(${breakdown.breakdown_type === 'person' ? PERSON_PROPERTIES : 'e.properties'} ->> ${bind(breakdown.breakdown)})`
+        : 'NULL::text';
+      // Per bucket and breakdown value. Distinct persons over the whole range are not the sum of
+      // the days': for dau, a second pass over the range counts them per value (it ranks the values
+      // and gives BoldNumber); event counts over the range are the buckets' sum.
+      let sql = `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${breakdownExpr} AS bv, ${counted} AS n
         FROM ${from} WHERE ${where} GROUP BY ${bucket}, 2`;
-    if (math === 'dau' && (bold || breakdown))
-      sql += ` UNION ALL SELECT NULL, ${breakdownExpr}, ${counted} FROM ${from} WHERE ${where} GROUP BY 2`;
-    const fetched = await pool.query<{ bucket: string | null; bv: string | null; n: string }>(sql, params);
-    const rows = fetched.rows;
-    if (math !== 'dau') {
-      const totals = new Map<string | null, number>();
-      for (const r of rows) totals.set(r.bv, (totals.get(r.bv) ?? 0) + Number(r.n));
-      for (const [bv, n] of totals) rows.push({ bucket: null, bv, n: String(n) });
-    }
+      if (math === 'dau' && (bold || breakdown))
+        sql += ` UNION ALL SELECT NULL, ${breakdownExpr}, ${counted} FROM ${from} WHERE ${where} GROUP BY 2`;
+      const fetched = await pool.query<{ bucket: string | null; bv: string | null; n: string }>(sql, params);
+      const rows = fetched.rows;
+      if (math !== 'dau') {
+        const totals = new Map<string | null, number>();
+        for (const r of rows) totals.set(r.bv, (totals.get(r.bv) ?? 0) + Number(r.n));
+        for (const [bv, n] of totals) rows.push({ bucket: null, bv, n: String(n) });
+      }
 
-    const name = event ?? 'All events';
-    const base = {
-      labels: range.buckets.map((b) => label(b, interval)),
-      days: range.buckets.map((b) => dayText(b, interval)),
-      action: {
-        id: event,
-        type: 'events' as const,
-        order,
-        name,
-        custom_name: node.custom_name ?? null,
-        math,
-      },
-    };
-    const seriesOf = (values: ReadonlySet<string | null> | null, whole: number, breakdownValue?: string) => {
-      const byBucket = new Map<string, number>();
-      for (const r of rows)
-        if (r.bucket !== null && (values === null || values.has(r.bv)))
-          byBucket.set(r.bucket, (byBucket.get(r.bucket) ?? 0) + Number(r.n));
+      const name = event ?? 'All events';
+      const base = {
+        labels: range.buckets.map((b) => label(b, interval)),
+        days: range.buckets.map((b) => dayText(b, interval)),
+        action: {
+          id: event,
+          type: 'events' as const,
+          order,
+          name,
+          custom_name: node.custom_name ?? null,
+          math,
+        },
+      };
+      const seriesOf = (
+        values: ReadonlySet<string | null> | null,
+        whole: number,
+        breakdownValue?: string,
+      ) => {
+        const byBucket = new Map<string, number>();
+        for (const r of rows)
+          if (r.bucket !== null && (values === null || values.has(r.bv)))
+            byBucket.set(r.bucket, (byBucket.get(r.bucket) ?? 0) + Number(r.n));
+        const data = range.buckets.map((b) => byBucket.get(localText(b)) ?? 0);
+        const count = data.reduce((a, b) => a + b, 0);
+        const result: TrendsResult = {
+          data,
+          ...base,
+          count,
+          label: breakdownValue === undefined ? (node.custom_name ?? name) : breakdownValue,
+        };
+        if (breakdownValue !== undefined) result.breakdown_value = breakdownValue;
+        if (bold) result.aggregated_value = math === 'dau' ? whole : count;
+        return result;
+      };
+      const wholeRange = rows.filter((r) => r.bucket === null);
+      if (!breakdown) {
+        results.push(seriesOf(null, Number(wholeRange[0]?.n ?? 0)));
+        continue;
+      }
+      // The values with the most events (or persons) over the range, then "other" for the rest.
+      const ranked = wholeRange
+        .map((r) => ({ bv: r.bv, n: Number(r.n) }))
+        .sort((a, b) => b.n - a.n || String(a.bv).localeCompare(String(b.bv)));
+      const limit = breakdown.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
+      for (const { bv, n } of ranked.slice(0, limit))
+        results.push(seriesOf(new Set([bv]), n, bv === null ? BREAKDOWN_NULL : bv));
+      const rest = ranked.slice(limit);
+      if (rest.length === 0) continue;
+      if (math !== 'dau') {
+        results.push(
+          seriesOf(
+            new Set(rest.map((r) => r.bv)),
+            rest.reduce((a, r) => a + r.n, 0),
+            BREAKDOWN_OTHER,
+          ),
+        );
+        continue;
+      }
+      // Distinct persons of the other values together are not the sum of theirs: counted again,
+      // per bucket and over the range, over the events of none of the top values.
+      const top = ranked.slice(0, limit).map((r) => r.bv);
+      const topValues = bind(top.filter((v): v is string => v !== null));
+      const notTop = top.includes(null)
+        ? `(${breakdownExpr} IS NOT NULL AND NOT (${breakdownExpr} = ANY(${topValues}::text[])))`
+        : `(${breakdownExpr} IS NULL OR NOT (${breakdownExpr} = ANY(${topValues}::text[])))`;
+      const other = await pool.query<{ bucket: string | null; n: string }>(
+        `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${counted} AS n
+         FROM ${from} WHERE ${where} AND ${notTop} GROUP BY ${bucket}
+       UNION ALL SELECT NULL, ${counted} FROM ${from} WHERE ${where} AND ${notTop}`,
+        params,
+      );
+      const byBucket = new Map(
+        other.rows.filter((r) => r.bucket !== null).map((r) => [r.bucket!, Number(r.n)]),
+      );
       const data = range.buckets.map((b) => byBucket.get(localText(b)) ?? 0);
-      const count = data.reduce((a, b) => a + b, 0);
       const result: TrendsResult = {
         data,
         ...base,
-        count,
-        label: breakdownValue === undefined ? (node.custom_name ?? name) : breakdownValue,
+        count: data.reduce((a, b) => a + b, 0),
+        label: BREAKDOWN_OTHER,
+        breakdown_value: BREAKDOWN_OTHER,
       };
-      if (breakdownValue !== undefined) result.breakdown_value = breakdownValue;
-      if (bold) result.aggregated_value = math === 'dau' ? whole : count;
-      return result;
-    };
-    const wholeRange = rows.filter((r) => r.bucket === null);
-    if (!breakdown) {
-      results.push(seriesOf(null, Number(wholeRange[0]?.n ?? 0)));
-      continue;
+      if (bold) result.aggregated_value = Number(other.rows.find((r) => r.bucket === null)?.n ?? 0);
+      results.push(result);
     }
-    // The values with the most events (or persons) over the range, then "other" for the rest.
-    const ranked = wholeRange
-      .map((r) => ({ bv: r.bv, n: Number(r.n) }))
-      .sort((a, b) => b.n - a.n || String(a.bv).localeCompare(String(b.bv)));
-    const limit = breakdown.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
-    for (const { bv, n } of ranked.slice(0, limit))
-      results.push(seriesOf(new Set([bv]), n, bv === null ? BREAKDOWN_NULL : bv));
-    const rest = ranked.slice(limit);
-    if (rest.length === 0) continue;
-    if (math !== 'dau') {
-      results.push(
-        seriesOf(
-          new Set(rest.map((r) => r.bv)),
-          rest.reduce((a, r) => a + r.n, 0),
-          BREAKDOWN_OTHER,
-        ),
-      );
-      continue;
-    }
-    // Distinct persons of the other values together are not the sum of theirs: counted again,
-    // per bucket and over the range, over the events of none of the top values.
-    const top = ranked.slice(0, limit).map((r) => r.bv);
-    const topValues = bind(top.filter((v): v is string => v !== null));
-    const notTop = top.includes(null)
-      ? `(${breakdownExpr} IS NOT NULL AND NOT (${breakdownExpr} = ANY(${topValues}::text[])))`
-      : `(${breakdownExpr} IS NULL OR NOT (${breakdownExpr} = ANY(${topValues}::text[])))`;
-    const other = await pool.query<{ bucket: string | null; n: string }>(
-      `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${counted} AS n
-         FROM ${from} WHERE ${where} AND ${notTop} GROUP BY ${bucket}
-       UNION ALL SELECT NULL, ${counted} FROM ${from} WHERE ${where} AND ${notTop}`,
-      params,
-    );
-    const byBucket = new Map(
-      other.rows.filter((r) => r.bucket !== null).map((r) => [r.bucket!, Number(r.n)]),
-    );
-    const data = range.buckets.map((b) => byBucket.get(localText(b)) ?? 0);
-    const result: TrendsResult = {
-      data,
-      ...base,
-      count: data.reduce((a, b) => a + b, 0),
-      label: BREAKDOWN_OTHER,
-      breakdown_value: BREAKDOWN_OTHER,
-    };
-    if (bold) result.aggregated_value = Number(other.rows.find((r) => r.bucket === null)?.n ?? 0);
-    results.push(result);
+    return results;
   }
+
+  const compare = query.compareFilter?.compare === true;
+  const current = await seriesOver(range);
+  if (!compare)
+    return {
+      results: current,
+      resolved_date_range: { date_from: isoIn(range.from, timeZone), date_to: isoIn(range.to, timeZone) },
+    };
+  const previous = await seriesOver(previousRange(range, interval));
   return {
-    results,
+    results: [
+      ...current.map((r) => ({ ...r, compare: true, compare_label: 'current' as const })),
+      ...previous.map((r) => ({ ...r, compare: true, compare_label: 'previous' as const })),
+    ],
     resolved_date_range: { date_from: isoIn(range.from, timeZone), date_to: isoIn(range.to, timeZone) },
   };
 }
