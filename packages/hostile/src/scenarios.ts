@@ -574,21 +574,27 @@ const regexTenants: Scenario = {
 
     const alone = p99(await tenantB(100));
     await stalls();
-    const control = p99(await tenantB(tenantA(small, 'small')));
-    const controlStalls = await stalls();
-    const during = await tenantB(tenantA(largestPatterns, 'largest'));
-    const duringStalls = await stalls();
-    const worst = p99(during);
-    check(during.length >= 20, `tenant B made only ${during.length} requests`);
+    const attempt = async (n: number) => {
+      const control = p99(await tenantB(tenantA(small, `small${n}`)));
+      const controlStalls = await stalls();
+      const during = await tenantB(tenantA(largestPatterns, `largest${n}`));
+      const duringStalls = await stalls();
+      return { control, controlStalls, during, duringStalls, worst: p99(during) };
+    };
+    const describe = (a: Awaited<ReturnType<typeof attempt>>) =>
+      `tenant B's p99 was ${a.worst.toFixed(1)} ms over ${a.during.length} requests (alone ${alone.toFixed(1)} ms, ` +
+      `with small patterns ${a.control.toFixed(1)} ms); longest stalls ${a.duringStalls} ` +
+      `(with small patterns ${a.controlStalls})`;
     // The claim is the cost to tenant B of A's largest patterns: its p99 over what the same work
     // with small patterns gives, on this machine at this moment (a loaded machine slows both
-    // phases alike; the absolute figures are printed when the claim fails).
-    check(
-      worst - control < 50,
-      `tenant B's p99 was ${worst.toFixed(1)} ms over ${during.length} requests (alone ${alone.toFixed(1)} ms, ` +
-        `with small patterns ${control.toFixed(1)} ms); longest stalls ${duringStalls} ` +
-        `(with small patterns ${controlStalls})`,
-    );
+    // phases alike). A p99 of about a hundred requests is their worst one or two, so one stall of
+    // a neighbour process in one phase and not the other decides it: a miss is measured once
+    // more, with new patterns, and both measurements are printed if that one misses too.
+    const attempts = [await attempt(1)];
+    if (attempts[0]!.worst - attempts[0]!.control >= 50) attempts.push(await attempt(2));
+    const last = attempts[attempts.length - 1]!;
+    check(last.during.length >= 20, `tenant B made only ${last.during.length} requests`);
+    check(last.worst - last.control < 50, attempts.map(describe).join('; measured again: '));
   },
 };
 
