@@ -40,14 +40,18 @@ it('runs two workers on one port, serves through both and drains both on SIGTERM
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const workerPids = new Set<number>();
   try {
+    // The primary's ready line and the workers' own lines come from different processes, in no
+    // fixed order on the shared pipe: wait for all three.
     const port = await new Promise<number>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error('capture did not start')), 30_000);
+      let ready: number | undefined;
       readline.createInterface({ input: child.stdout! }).on('line', (line) => {
         if (line.includes('"capture worker ready"'))
           workerPids.add((JSON.parse(line) as { pid: number }).pid);
-        if (line.includes('"capture ready"')) {
+        if (line.includes('"capture ready"')) ready = (JSON.parse(line) as { port: number }).port;
+        if (ready !== undefined && workerPids.size === 2) {
           clearTimeout(timer);
-          resolve((JSON.parse(line) as { port: number }).port);
+          resolve(ready);
         }
       });
     });
