@@ -78,7 +78,9 @@ it('answers a token cache miss with a quick 503, for more concurrent misses than
       expect(r.status).toBe(503);
       expect(r.retryAfter).toBe('1');
       expect(r.json).toMatchObject({ type: 'unavailable_error', code: 'service_unavailable' });
-      expect(r.ms).toBeLessThan(TIMEOUT_MS + 1000);
+      // The deadline plus headroom for a loaded machine (a full parallel run under load took
+      // 2.2 s); without the deadline the request would hang for as long as Postgres stays silent.
+      expect(r.ms).toBeLessThan(TIMEOUT_MS + 3000);
     }
   }
   // It did go to "Postgres".
