@@ -12,6 +12,8 @@ export {
   matchProperty,
   regexProblem,
 } from './property-match';
+export { REQUEST_REGEX_BUDGET, createRegexChecker } from './regex-checker';
+export type { RegexChecker } from './regex-checker';
 export { estimateRegexProgram } from './regex-cost';
 export {
   cohortTreeRegexPatterns,

@@ -200,21 +200,54 @@ function compileRegex(pattern: unknown): CompiledRegex {
   return compiled;
 }
 
-function compileBounded(text: string): CompiledRegex | FlagEvaluationError {
-  const tooLarge = (instructions: number) =>
-    new FlagEvaluationError(
-      `regex is too large: it compiles to about ${instructions} instructions, at most ${MAX_REGEX_PROGRAM} are allowed (counted repeats such as {999} multiply what they repeat)`,
-    );
+function tooLarge(instructions: number): FlagEvaluationError {
+  return new FlagEvaluationError(
+    `regex is too large: it compiles to about ${instructions} instructions, at most ${MAX_REGEX_PROGRAM} are allowed (counted repeats such as {999} multiply what they repeat)`,
+  );
+}
+
+/** Why a pattern is refused before compiling it (its estimated program is too large), or undefined. */
+export function regexEstimateProblem(text: string): string | undefined {
+  if (text.length > MAX_REGEX_LENGTH)
+    return `regex is longer than ${MAX_REGEX_LENGTH} characters (${text.length})`;
   const estimate = estimateRegexProgram(text);
-  if (estimate > MAX_REGEX_ESTIMATE) return tooLarge(Math.round(estimate));
+  return estimate > MAX_REGEX_ESTIMATE ? tooLarge(Math.round(estimate)).message : undefined;
+}
+
+function compileBounded(text: string): CompiledRegex | FlagEvaluationError {
+  const refused = regexEstimateProblem(text);
+  if (refused) return new FlagEvaluationError(refused);
   let compiled: RE2JS;
   try {
     compiled = RE2JS.compile(text);
   } catch (err) {
-    return new FlagEvaluationError(`invalid regex ${JSON.stringify(text)}: ${(err as Error).message}`);
+    return new FlagEvaluationError(compileErrorMessage(text, err));
   }
   const instructions = compiled.programSize();
   return instructions > MAX_REGEX_PROGRAM ? tooLarge(instructions) : compiled;
+}
+
+function compileErrorMessage(text: string, err: unknown): string {
+  return `invalid regex ${JSON.stringify(text)}: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+/**
+ * What compiling a pattern elsewhere found (a worker thread, regex-checker.ts): its program size,
+ * or the compiler's error message. Remembered as if compiled here, so that regexProblem answers
+ * without compiling; a valid pattern is compiled here only if it is ever evaluated.
+ */
+export function rememberRegexVerdict(pattern: unknown, found: { size?: number; error?: string }): void {
+  const text = repr(pattern);
+  if (text.length > MAX_REGEX_LENGTH || regexCache.has(text)) return;
+  let verdict: CompiledRegex | FlagEvaluationError;
+  if (found.error !== undefined) verdict = new FlagEvaluationError(compileErrorMessage(text, found.error));
+  else if ((found.size ?? 0) > MAX_REGEX_PROGRAM) verdict = tooLarge(found.size!);
+  else {
+    let compiled: RE2JS | undefined;
+    verdict = { test: (value: string) => (compiled ??= RE2JS.compile(text)).test(value) };
+  }
+  if (regexCache.size >= REGEX_CACHE_MAX) regexCache.clear();
+  regexCache.set(text, verdict);
 }
 
 /** Whether this process has compiled the pattern (or refused it) already: using it costs no compile. */

@@ -79,3 +79,15 @@ describe('estimateRegexProgram', () => {
     expect(Number(process.hrtime.bigint() - started) / 1e6).toBeLessThan(1000);
   });
 });
+
+describe('case-folded class ranges', () => {
+  test('cost their width under (?i), nothing without it', () => {
+    const wide = '[Ā-￿]';
+    expect(estimateRegexProgram(wide)).toBeLessThan(10);
+    expect(estimateRegexProgram(`(?i)${wide}`)).toBeGreaterThan(1000);
+    // 500 of them (a 2.5 KB pattern that took 0.8 s to compile) are far over the limit.
+    expect(estimateRegexProgram(`(?i)${wide.repeat(500)}`)).toBeGreaterThan(100_000);
+    // Narrow ranges stay cheap: (?i)[a-z] is an ordinary pattern.
+    expect(estimateRegexProgram('(?i)[a-z]+@[a-z]+\\.com')).toBeLessThan(20);
+  });
+});
