@@ -100,3 +100,20 @@ export class ServiceUnavailableError extends SettError {
     });
   }
 }
+
+/** 504: work stopped at its deadline (PostHog's query timeout answer). */
+export class TimeoutError extends SettError {
+  constructor(
+    detail = 'Query has hit the max execution time before completing. Narrow the date range, the breakdown or the filters, and run it again.',
+    code = 'query_timeout',
+  ) {
+    super(504, 'server_error', code, detail);
+  }
+}
+
+/** 414: a path, or a segment of it, longer than any resource's. */
+export class UriTooLongError extends SettError {
+  constructor(detail: string) {
+    super(414, 'invalid_request', 'uri_too_long', detail, 'path');
+  }
+}

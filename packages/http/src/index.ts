@@ -9,6 +9,8 @@ export {
   PayloadTooLargeError,
   RateLimitedError,
   ServiceUnavailableError,
+  TimeoutError,
+  UriTooLongError,
 } from './errors';
 export type { ErrorBody, ErrorType } from './errors';
 export { toSettError } from './error-middleware';

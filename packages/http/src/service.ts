@@ -104,7 +104,8 @@ export async function startService(opts: StartOptions): Promise<RunningService> 
       clearTimeout(timer);
       clearInterval(reaper);
       server.closeAllConnections();
-      for (const close of opts.closers ?? []) {
+      const closers = [...(isRouteApp(opts.app) ? [opts.app.close] : []), ...(opts.closers ?? [])];
+      for (const close of closers) {
         try {
           await close();
         } catch (err) {

@@ -32,6 +32,7 @@ import {
   PayloadTooLargeError,
   ServiceUnavailableError,
   SettError,
+  UriTooLongError,
   ValidationError,
   type ErrorBody,
 } from '../errors';
@@ -78,10 +79,17 @@ export interface RouteAppOptions<Deps> {
   jsonBodyLimit?: number;
   /** Status of a CORS preflight (PostHog's capture answers 200, everything else 204). */
   preflightStatus?: 200 | 204;
+  /** The CORS policy of routes that do not name one, and of answers no route gave (404s, bad
+   * paths): `public` (capture and decide, read by pages) by default; management is `none`, so a
+   * browser reads it only where its table says so (the console is same-origin). */
+  defaultCors?: 'public' | 'none';
   /** Validate every answer against the route's response schema; a mismatch is a 500 (tests). */
   checkResponses?: boolean;
   /** Share of requests written to the access log (0..1); errors (5xx) are always logged. */
   accessLogSampleRate?: number;
+  /** Releases what the app's deps hold beyond connections (worker threads), after the server
+   * has drained; startService calls it before its closers. */
+  onClose?(): Promise<void>;
 }
 
 export interface RouteApp {
@@ -89,6 +97,8 @@ export interface RouteApp {
   /** Serve with node:http after `ready()`. */
   listener: RequestListener;
   ready(): Promise<void>;
+  /** After the server stopped taking requests (startService calls it). */
+  close(): Promise<void>;
 }
 
 declare module 'fastify' {
@@ -120,6 +130,8 @@ export function isUpload(request: FastifyRequest): boolean {
   return MULTIPART_TYPE.test(request.headers['content-type'] ?? '');
 }
 const DEFAULT_JSON_LIMIT = 1024 * 1024;
+/** The longest path parameter routed (ids, keys, uuids are far shorter). */
+const MAX_PARAM_LENGTH = 1000;
 
 /** The operational routes every service answers; not in OpenAPI, not behind the edge. */
 function operationalRoutes(opts: RouteAppOptions<unknown>): RouteOptions[] {
@@ -187,10 +199,11 @@ async function runChecks(checks: Record<string, ReadinessCheck>, timeoutMs = 200
   return results;
 }
 
-/** CORS on every answer: any origin may read it, with no credentials (no Sett endpoint reads
- * cookies cross-site; the console is served from the same origin). The policy is cors.ts'. */
-function setCors(request: FastifyRequest, reply: FastifyReply): void {
-  if (request.routeOptions.config?.cors === 'none') return;
+/** CORS by the route's policy (else the app's): `public` lets any origin read the answer, with no
+ * credentials (no Sett endpoint reads cookies cross-site; the console is served from the same
+ * origin); `none` sends no CORS headers. The public policy is cors.ts'. */
+function setCors(request: FastifyRequest, reply: FastifyReply, fallback: 'public' | 'none'): void {
+  if ((request.routeOptions.config?.cors ?? fallback) === 'none') return;
   // On the node:http response, so that handlers writing it themselves (capture) keep them.
   for (const [name, value] of Object.entries(publicCorsHeaders(request.headers.origin)))
     reply.raw.setHeader(name, value);
@@ -240,6 +253,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
   const observe = httpRequestObserver(opts.registry);
   const sampleRate = opts.accessLogSampleRate ?? 0;
   const jsonLimit = opts.jsonBodyLimit ?? DEFAULT_JSON_LIMIT;
+  const defaultCors = opts.defaultCors ?? 'public';
   let fastifyHandler: RequestListener | undefined;
 
   const fastify = Fastify({
@@ -253,12 +267,17 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
     routerOptions: {
       ignoreTrailingSlash: true,
       caseSensitive: false,
-      maxParamLength: 1000,
+      maxParamLength: MAX_PARAM_LENGTH,
     },
     exposeHeadRoutes: false,
-    frameworkErrors: (_error, request, reply) => {
-      const err = new ValidationError('The path has malformed percent-encoding.', 'path', 'invalid_path');
-      setCors(request as FastifyRequest, reply as FastifyReply);
+    frameworkErrors: (error, request, reply) => {
+      // A path segment longer than any identifier: 414 before routing (so before any credential
+      // is looked at, which is what a server in front would answer too); else bad encoding.
+      const err =
+        (error as { code?: string }).code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? new UriTooLongError(`A segment of the path is longer than ${MAX_PARAM_LENGTH} characters.`)
+          : new ValidationError('The path has malformed percent-encoding.', 'path', 'invalid_path');
+      setCors(request as FastifyRequest, reply as FastifyReply, defaultCors);
       // Answered before routing, so without the hooks: counted here, under the unmatched label.
       const started = process.hrtime.bigint();
       reply.raw.once('finish', () =>
@@ -313,7 +332,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
   fastify.addHook('onRequest', async (request, reply) => {
     request.requestId = (request.raw as IncomingMessage & { settRequestId?: string }).settRequestId ?? '';
     request.keyPrefix = keyPrefixOf(request.headers.authorization);
-    setCors(request, reply);
+    setCors(request, reply, defaultCors);
   });
 
   fastify.addHook('onResponse', async (request, reply) => {
@@ -386,8 +405,9 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
     return reply.code(500).send(body);
   });
 
+  // Read by probes and Prometheus, never by a page: no CORS.
   for (const r of operationalRoutes(opts as RouteAppOptions<unknown>))
-    fastify.route({ ...r, config: { label: r.url } });
+    fastify.route({ ...r, config: { label: r.url, cors: 'none' } });
   registerTable(fastify, opts);
 
   const ready = Promise.resolve(fastify.ready()).then(() => undefined);
@@ -425,7 +445,14 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
       if (serveRaw?.(req, res, id)) return;
       fastifyHandler!(req, res);
     });
-  return { fastify, listener, ready: () => ready };
+  return {
+    fastify,
+    listener,
+    ready: () => ready,
+    close: async () => {
+      await opts.onClose?.();
+    },
+  };
 }
 
 function writeJson(res: ServerResponse, status: number, body: unknown): void {
@@ -483,8 +510,9 @@ function rawFastPaths<Deps>(
     const r = byPath.get(`${req.method} ${q === -1 ? url : url.slice(0, q)}`);
     if (!r) return false;
     const started = process.hrtime.bigint();
-    for (const [name, value] of Object.entries(publicCorsHeaders(req.headers.origin)))
-      res.setHeader(name, value);
+    if ((r.cors ?? opts.defaultCors ?? 'public') === 'public')
+      for (const [name, value] of Object.entries(publicCorsHeaders(req.headers.origin)))
+        res.setHeader(name, value);
     res.once('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       tools.observe(req.method ?? 'POST', r.url, res.statusCode, seconds);
@@ -542,7 +570,7 @@ function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Dep
     const others: string[] = ALL_METHODS.filter((m) => !served.includes(m));
     if (!served.includes('GET')) others.push('HEAD');
     const first = routes[0]!;
-    const cors = first.cors ?? 'public';
+    const cors = first.cors ?? opts.defaultCors ?? 'public';
     if (others.length > 0) {
       fastify.route({
         method: others,
@@ -550,7 +578,8 @@ function registerTable<Deps>(fastify: FastifyInstance, opts: RouteAppOptions<Dep
         config: { label: url, body: 'raw', cors },
         onRequest: authHooks({ auth: anyCredential(first.auth) }, opts),
         handler: async (request) => {
-          throw new MethodNotAllowedError(request.method, [...listed, 'OPTIONS']);
+          // The method as sent: Fastify reports a HEAD request as GET.
+          throw new MethodNotAllowedError(request.raw.method ?? request.method, [...listed, 'OPTIONS']);
         },
       });
     }
@@ -618,7 +647,7 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
     // HEAD of a GET route: the GET's status and headers (Content-Length included), no body.
     exposeHeadRoute: r.method === 'GET',
     schema,
-    config: { label: url, body: mode, bodyLimit: r.bodyLimit, cors: r.cors ?? 'public' },
+    config: { label: url, body: mode, bodyLimit: r.bodyLimit, cors: r.cors ?? opts.defaultCors ?? 'public' },
     onRequest: authHooks(r, opts),
     preValidation: [
       async (request: FastifyRequest) => {

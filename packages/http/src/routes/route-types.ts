@@ -108,9 +108,10 @@ export interface RouteDeclaration {
   /** Not listed in OpenAPI. */
   hidden?: boolean;
   /**
-   * `public` (default): any origin may read the answer, without credentials. `none`: no CORS
-   * headers on any answer, and a preflight gets only `Allow` (reads for servers holding a
-   * secret key, which no browser page should make).
+   * `public`: any origin may read the answer, without credentials. `none`: no CORS headers on
+   * any answer, and a preflight gets only `Allow` (reads for servers holding a secret key, which
+   * no browser page should make). Unset: the service's default (`public` for capture and decide,
+   * `none` for management).
    */
   cors?: 'public' | 'none';
 }
