@@ -7,6 +7,7 @@ import path from 'node:path';
 import readline from 'node:readline';
 import { randomUUID } from 'node:crypto';
 import autocannon from 'autocannon';
+import { createPersonalKey } from '@sett/cli';
 import type { Pool } from 'pg';
 import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
 
@@ -235,4 +236,29 @@ export async function insertBenchProject(
     [organizationId, token, ...values],
   );
   return { organizationId, token, teamId: rows[0]!.id };
+}
+
+/** An owner (level 15) of the project's organization with a personal key of `scopes`, made
+ * afresh each run (its key is printed nowhere). */
+export async function benchOwnerKey(
+  client: Pick<Pool, 'query'>,
+  databaseUrl: string,
+  teamId: number,
+  scopes: string[],
+): Promise<string> {
+  const owner = (
+    await client.query<{ uuid: string }>(
+      `INSERT INTO users (uuid, distinct_id, email, first_name, current_organization_id, current_team_id)
+       SELECT gen_random_uuid(), 'owner-' || gen_random_uuid(), 'owner-' || gen_random_uuid() || '@bench.test', 'Owner', organization_id, id
+         FROM teams WHERE id = $1 RETURNING uuid`,
+      [teamId],
+    )
+  ).rows[0]!.uuid;
+  await client.query(
+    `INSERT INTO organization_memberships (id, organization_id, user_id, level)
+     SELECT gen_random_uuid(), u.current_organization_id, u.id, 15 FROM users u WHERE u.uuid = $1`,
+    [owner],
+  );
+  return (await createPersonalKey({ databaseUrl, userUuid: owner, scopes, label: 'bench' }))
+    .personal_api_key!;
 }

@@ -8,9 +8,8 @@
 // Target: each API query >= 0.8 of its raw-SQL baseline (no rollups yet, so the API can at best
 // match the scan it issues).
 import pg from 'pg';
-import { createPersonalKey } from '@sett/cli';
 import { ensureDatabase, migrateDeploy, withDatabase, withMaintenanceClient } from '@sett/db';
-import { fmt, freePort, startChild } from './lib';
+import { benchOwnerKey, fmt, freePort, startChild } from './lib';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.QUERY_BENCH_EVENTS || 1_000_000);
@@ -65,22 +64,7 @@ async function load(url: string): Promise<{ teamId: number; key: string }> {
         `loaded ${fmt(EVENTS)} events, ${fmt(PERSONS)} persons in ${fmt(Date.now() - t0)} ms\n`,
       );
     }
-    const owner = (
-      await client.query<{ uuid: string }>(
-        `INSERT INTO users (uuid, distinct_id, email, first_name, current_organization_id, current_team_id)
-         SELECT gen_random_uuid(), 'owner-' || gen_random_uuid(), 'owner-' || gen_random_uuid() || '@bench.test', 'Owner', organization_id, id
-         FROM teams WHERE id = $1 RETURNING uuid, id`,
-        [teamId],
-      )
-    ).rows[0]!.uuid;
-    await client.query(
-      `INSERT INTO organization_memberships (id, organization_id, user_id, level)
-       SELECT gen_random_uuid(), u.current_organization_id, u.id, 15 FROM users u WHERE u.uuid = $1`,
-      [owner],
-    );
-    const key = (
-      await createPersonalKey({ databaseUrl: url, userUuid: owner, scopes: ['query:read'], label: 'bench' })
-    ).personal_api_key;
+    const key = await benchOwnerKey(client, url, teamId, ['query:read']);
     return { teamId, key };
   } finally {
     await client.end();

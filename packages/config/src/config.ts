@@ -246,6 +246,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       userRateLimitPerMinute: int(env, 'MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE', 2400, 1, 1_000_000),
       publicUrl: read(env, 'SETT_PUBLIC_URL'),
     },
+    /** POST /query/ (docs/query.md, "Limits"): its own pool, caps held in Redis, one deadline. */
+    query: queryConfig(env),
     /** Background jobs of the management service (person deletion, retention, project purge). */
     jobs: {
       enabled: oneOf(env, 'JOBS_ENABLED', 'true', ['true', 'false']) === 'true',
@@ -268,6 +270,31 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
     credentialsFile: read(env, 'SETT_CREDENTIALS_FILE'),
     /** undefined when unset (only allowed outside production for management, see LoadConfigOptions). */
     encryptionKey: encryptionKey(env, options.requireEncryptionKey === true && nodeEnv === 'production'),
+  };
+}
+
+function queryConfig(env: Env) {
+  const poolSize = int(env, 'QUERY_POOL_SIZE', 8, 1, 500);
+  const maxConcurrent = int(env, 'QUERY_MAX_CONCURRENT', 6, 1, 10_000);
+  if (maxConcurrent > poolSize)
+    throw new ConfigError(
+      'QUERY_MAX_CONCURRENT',
+      `must not exceed QUERY_POOL_SIZE (${poolSize}), or queries would wait for connections; got ${maxConcurrent}`,
+    );
+  return {
+    /** The whole request's deadline: every statement it started is cancelled past it (504). */
+    timeoutMs: int(env, 'QUERY_TIMEOUT_MS', 30_000, 100, 3_600_000),
+    /** Connections of management's query pool, apart from the one serving key checks and /_ready. */
+    poolSize,
+    /** Queries at once over every replica (held in Redis). */
+    maxConcurrent,
+    /** Queries at once of one user, over all their keys and projects. */
+    maxPerUser: int(env, 'QUERY_MAX_PER_USER', 2, 1, 10_000),
+    /** Queries at once of one project. */
+    maxPerProject: int(env, 'QUERY_MAX_PER_PROJECT', 3, 1, 10_000),
+    /** Postgres' max_parallel_workers_per_gather for the query pool: 0 keeps each query on one
+     * core, so concurrent queries (and everything else) share the CPU evenly. */
+    parallelWorkers: int(env, 'QUERY_PARALLEL_WORKERS', 0, 0, 64),
   };
 }
 

@@ -25,6 +25,9 @@ export type CreatePgPoolOptions = {
    * checked out between queries); they never crash the process. */
   onIdleError?: (err: Error) => void;
   timeouts?: PgTimeouts;
+  /** Server settings for every session of the pool (`SET name = value` at connect), e.g.
+   * max_parallel_workers_per_gather. Names and values are the operator's configuration. */
+  sessionSettings?: Record<string, string | number>;
 };
 
 /** The pg.PoolConfig fields for `timeouts`, shared by plain pools and Prisma's adapter. */
@@ -45,9 +48,14 @@ export function createPgPool({
   applicationName,
   onIdleError,
   timeouts,
+  sessionSettings,
 }: CreatePgPoolOptions): pg.Pool {
+  const options = Object.entries(sessionSettings ?? {})
+    .map(([name, value]) => `-c ${name}=${value}`)
+    .join(' ');
   const pool = new pg.Pool({
     connectionString: databaseUrl,
+    ...(options ? { options } : {}),
     ...(max ? { max } : {}),
     ...(applicationName ? { application_name: applicationName } : {}),
     ...pgTimeoutConfig(timeouts),

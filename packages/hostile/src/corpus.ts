@@ -26,6 +26,7 @@ export const CASE_CLASSES = [
   'paths',
   'flags',
   'races',
+  'query',
 ] as const;
 export type CaseClass = (typeof CASE_CLASSES)[number];
 

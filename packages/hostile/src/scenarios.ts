@@ -8,17 +8,20 @@
 //
 // Requests are sent from chosen loopback addresses (127.0.0.x) so each scenario's client has an
 // address of its own, whatever the corpus did from 127.0.0.1 before.
-import http from 'node:http';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import { MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM } from '@sett/flags';
 import { UNKNOWN_KEY_LIMIT } from '@sett/keys';
 import type { CaseClass } from './corpus';
+import { buildQueryScenarios } from './query-scenarios';
+import { bearer, check, json, p99, parse, send, unknownKey, type Answer } from './scenario-kit';
 
 export interface ScenarioContext {
   urls: { capture: string; decide: string; management: string };
   capturePid: number;
+  /** The services' database: scenarios that need a volume of events write them directly. */
+  databaseUrl: string;
   /** Tenant A: an organization's owner (personal key with every scope), its project and token. */
   personalKey: string;
   organizationId: string;
@@ -26,6 +29,9 @@ export interface ScenarioContext {
   otherPersonalKey: string;
   otherProjectId: number;
   otherToken: string;
+  /** Tenant C: a third organization's owner key and project (the bystander of the query scenarios). */
+  thirdPersonalKey: string;
+  thirdProjectId: number;
 }
 
 export interface Scenario {
@@ -35,73 +41,8 @@ export interface Scenario {
   run(ctx: ScenarioContext): Promise<void>;
 }
 
-interface Answer {
-  status: number;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  ms: number;
-}
-
-/** One request on its own connection, from `from` (a loopback address). */
-export function send(
-  baseUrl: string,
-  opts: {
-    method?: string;
-    path: string;
-    headers?: Record<string, string>;
-    body?: string | Buffer;
-    from?: string;
-  },
-): Promise<Answer> {
-  const url = new URL(baseUrl);
-  const started = process.hrtime.bigint();
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: url.hostname,
-        port: url.port,
-        method: opts.method ?? 'GET',
-        path: opts.path,
-        agent: false,
-        localAddress: opts.from,
-        headers: {
-          ...opts.headers,
-          ...(opts.body === undefined ? {} : { 'content-length': String(Buffer.byteLength(opts.body)) }),
-        },
-        timeout: 30_000,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (d: Buffer) => chunks.push(d));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode!,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-            ms: Number(process.hrtime.bigint() - started) / 1e6,
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`no answer to ${opts.path} within 30 s`)));
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
-
-function check(condition: boolean, message: string): void {
-  if (!condition) throw new Error(message);
-}
-
-const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
-const json = { 'content-type': 'application/json' };
-const unknownKey = () => `phx_${randomUUID().replace(/-/g, '')}NoSuchKey`;
-const parse = (a: Answer) => JSON.parse(a.body) as Record<string, unknown>;
-const p99 = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.ceil(ms.length * 0.99) - 1] ?? 0;
-
 /** A project of tenant A's organization with its token, for a scenario to fill. */
-async function newProject(ctx: ScenarioContext, name: string): Promise<{ id: number; token: string }> {
+export async function newProject(ctx: ScenarioContext, name: string): Promise<{ id: number; token: string }> {
   const res = await send(ctx.urls.management, {
     method: 'POST',
     path: '/api/projects/',
@@ -611,5 +552,6 @@ export function buildScenarios(): Scenario[] {
     cors,
     regexTenants,
     gzipBombs,
+    ...buildQueryScenarios(),
   ];
 }

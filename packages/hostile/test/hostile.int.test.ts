@@ -181,11 +181,14 @@ describe('hostile inputs against the real services', () => {
     scenarioContext = {
       urls: { capture: procs.capture.url, decide: procs.decide.url, management: procs.management.url },
       capturePid: procs.capture.child.pid!,
+      databaseUrl: db.url,
       personalKey: ctx.personalKey,
       organizationId: boot.organization_id,
       otherPersonalKey: other.personal_api_key!,
       otherProjectId: other.project_id,
       otherToken: other.project_api_key,
+      thirdPersonalKey: racer.personal_api_key!,
+      thirdProjectId: racer.project_id,
     };
   });
 

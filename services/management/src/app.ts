@@ -7,6 +7,7 @@
 import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
 import type { Redis } from '@sett/cache';
+import { createRegexChecker, type RegexChecker } from '@sett/flags';
 import { createRouteApp, type Authenticator, type RouteApp, type prom } from '@sett/http';
 import { deriveCredentialKeys, deriveFlagPayloadKey } from '@sett/keys';
 import type { Logger } from '@sett/logger';
@@ -17,7 +18,7 @@ import {
   rateLimitAfterAuth,
 } from './auth/authenticators';
 import { createCohortService } from './cohorts/cohort-service';
-import { toDatabaseSettError } from './database-errors';
+import { createDatabaseErrorMapper } from './database-errors';
 import { createEarlyAccessFeatureService } from './early-access-features/early-access-feature-service';
 import { createFeatureFlagService } from './feature-flags/feature-flag-service';
 import { checkInput } from './input-rules';
@@ -29,7 +30,9 @@ import { createPersonalApiKeyService } from './personal-api-keys/personal-api-ke
 import { createProjectService } from './projects/project-service';
 import { createRedisRateLimiter } from './rate-limit/rate-limiter';
 import type { ManagementRouteDeps } from './route-deps';
+import { createQuerySlots } from './query/query-slots';
 import { createQueryRunner } from './query/run-query';
+import { createStatementRunner } from './query/statements';
 import { managementRoutes } from './routes';
 import { createMemberCountCache } from './users/member-count-cache';
 import { createUserService } from './users/user-service';
@@ -53,11 +56,31 @@ export interface ManagementConfig {
   accessLogSampleRate?: number;
   /** Check every answer against its route's response schema (tests); a mismatch is a 500. */
   checkResponses?: boolean;
+  /** POST /query/'s limits (QUERY_*; docs/query.md): deadline and caps; defaults as @sett/config's. */
+  query?: Partial<QueryLimits>;
 }
+
+export interface QueryLimits {
+  timeoutMs: number;
+  maxConcurrent: number;
+  maxPerUser: number;
+  maxPerProject: number;
+}
+
+const DEFAULT_QUERY_LIMITS: QueryLimits = {
+  timeoutMs: 30_000,
+  maxConcurrent: 6,
+  maxPerUser: 2,
+  maxPerProject: 3,
+};
 
 export interface ManagementDeps {
   prisma: PrismaClient;
   pool: pg.Pool;
+  /** Management's query pool (QUERY_POOL_SIZE), for /query/ alone; defaults to `pool` (tests). */
+  queryPool?: pg.Pool;
+  /** Settles the regexes requests bring; one per process (it owns a worker thread). */
+  regexes?: RegexChecker;
   redis: Redis;
   logger: Logger;
   registry: prom.Registry;
@@ -85,7 +108,9 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     registry,
   });
   const payloadKey = deriveFlagPayloadKey(deps.encryptionKey);
-  const flags = createFeatureFlagService({ prisma, redis, logger, payloadKey });
+  const regexes = deps.regexes ?? createRegexChecker();
+  const flags = createFeatureFlagService({ prisma, redis, logger, payloadKey, regexes });
+  const queryLimits = { ...DEFAULT_QUERY_LIMITS, ...config.query };
   const memberCounts = createMemberCountCache({ ttlMs: config.memberCountTtlMs });
   let openApi: object | undefined;
 
@@ -100,9 +125,27 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     members: createMemberService(prisma),
     features: createEarlyAccessFeatureService({ prisma, pool, flags }),
     flags,
-    cohorts: createCohortService({ prisma, redis, logger }),
+    cohorts: createCohortService({ prisma, redis, logger, regexes }),
     personalApiKeys: createPersonalApiKeyService(prisma),
-    queries: createQueryRunner(pool),
+    regexes,
+    queries: createQueryRunner({
+      statements: createStatementRunner(deps.queryPool ?? pool, pool),
+      slots: createQuerySlots({
+        redis,
+        limits: {
+          global: queryLimits.maxConcurrent,
+          perUser: queryLimits.maxPerUser,
+          perProject: queryLimits.maxPerProject,
+        },
+        // Longer than any query may run: a lease left by a replica that died expires after it.
+        leaseMs: queryLimits.timeoutMs + 10_000,
+        logger,
+        registry,
+      }),
+      regexes,
+      timeoutMs: queryLimits.timeoutMs,
+      registry,
+    }),
     onCallersChanged: () => keys.clear(),
     // Memberships feed the cached key contexts (levels, reachable projects) and member counts.
     onMembershipsChanged: (organizationId) => {
@@ -128,7 +171,11 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     },
     afterAuth: rateLimitAfterAuth(limiter),
     checkInput,
-    mapError: toDatabaseSettError,
+    mapError: createDatabaseErrorMapper(registry),
+    // Management answers browsers only where its table says so; the console is same-origin.
+    defaultCors: 'none',
+    // The regex checker's worker thread, when the app made the checker.
+    onClose: deps.regexes ? undefined : () => regexes.close(),
     jsonBodyLimit: config.maxBodyBytes,
     checkResponses: config.checkResponses,
     accessLogSampleRate: config.accessLogSampleRate,

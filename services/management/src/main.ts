@@ -43,6 +43,16 @@ async function main() {
     timeouts: databaseTimeouts(config, 'management'),
     onIdleError: (err) => logger.warn('postgres idle connection error', { err: err.message }),
   });
+  // /query/ on a pool of its own: key checks and /_ready never wait behind a query. Its
+  // statement timeout is the query deadline; each request sets what is left of it.
+  const queryPool = createPgPool({
+    databaseUrl: config.databaseUrl,
+    max: config.query.poolSize,
+    applicationName: 'sett-management-query',
+    timeouts: { ...databaseTimeouts(config, 'management'), statementTimeoutMs: config.query.timeoutMs },
+    sessionSettings: { max_parallel_workers_per_gather: config.query.parallelWorkers },
+    onIdleError: (err) => logger.warn('postgres idle connection error (query pool)', { err: err.message }),
+  });
   const redis = createRedis({
     url: config.redisUrl,
     name: 'sett-management',
@@ -55,6 +65,7 @@ async function main() {
     onJobQueued: () => jobs.wake(),
     prisma,
     pool,
+    queryPool,
     redis,
     logger,
     registry,
@@ -65,6 +76,7 @@ async function main() {
       publicUrl: config.management.publicUrl,
       trustedProxyHops: config.trustedProxyHops,
       accessLogSampleRate: config.http.accessLogSampleRate,
+      query: config.query,
     },
   });
   await startService({
@@ -81,6 +93,7 @@ async function main() {
       () => jobs.stop(),
       () => prisma.$disconnect(),
       () => pool.end(),
+      () => queryPool.end(),
       async () => void redis.disconnect(),
     ],
   });

@@ -2,6 +2,7 @@
 // services, and the hooks that drop cached key contexts when a write changes what they hold.
 import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
+import type { RegexChecker } from '@sett/flags';
 import type { CohortService } from './cohorts/cohort-service';
 import type { EarlyAccessFeatureService } from './early-access-features/early-access-feature-service';
 import type { FeatureFlagService } from './feature-flags/feature-flag-service';
@@ -28,6 +29,8 @@ export interface ManagementRouteDeps {
   flags: FeatureFlagService;
   cohorts: CohortService;
   personalApiKeys: PersonalApiKeyService;
+  /** Settles the regexes a request brings (filters), budgeted and off the event loop when large. */
+  regexes: RegexChecker;
   /** POST /query/ (query/run-query.ts). */
   queries: QueryRunner;
   /** After a user, key or project changed: cached key contexts go. */

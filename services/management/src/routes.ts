@@ -876,7 +876,7 @@ const eventRoutes = [
     handler: async ({ params, query, auth, request }, d) => {
       const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
       const { limit } = parsePage({ limit: query.limit });
-      return listEventPage(d.pool, teamId, query, pageRequestInfo(request, d.publicUrl), limit);
+      return listEventPage(d.pool, teamId, query, pageRequestInfo(request, d.publicUrl), limit, d.regexes);
     },
   }),
 ];
@@ -892,8 +892,10 @@ const queryRoutes = [
       'relative and absolute date ranges in the project time zone, event and person property filters, an ' +
       'event or person property breakdown with breakdown_limit and other, compare to the previous period, ' +
       'BoldNumber. Any other kind or field ' +
-      'is a 400 naming it. No result cache: every request computes (is_cached is false). At most 4 queries of ' +
-      'one project at once (429 past that). docs/query.md.',
+      'is a 400 naming it. No result cache: every request computes (is_cached is false). Limits (docs/query.md): ' +
+      'an answer holds at most 50,000 numbers (400 naming the field to narrow); queries at once are capped per ' +
+      'user, per project and in all over every replica (429 with Retry-After); one deadline, QUERY_TIMEOUT_MS, ' +
+      'covers the request (504 query_timeout).',
     tag: 'query',
     compat: {
       posthog: 'differs',
@@ -901,12 +903,21 @@ const queryRoutes = [
     },
     auth: personal('query:read'),
     schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },
-    handler: async ({ params, body, auth }, d) => {
+    handler: async ({ params, body, auth, reply }, d) => {
       const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
       const { rows } = await d.pool.query<{ timezone: string }>('SELECT timezone FROM teams WHERE id = $1', [
         teamId,
       ]);
-      return d.queries.run(teamId, rows[0]?.timezone ?? 'UTC', body.query as Record<string, unknown>);
+      // A client that leaves before the answer stops its query.
+      const gone = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
+      return d.queries.run(
+        { userId: auth.userId, teamId, timeZone: rows[0]?.timezone ?? 'UTC' },
+        body.query as Record<string, unknown>,
+        gone.signal,
+      );
     },
   }),
 ];
@@ -930,7 +941,7 @@ const personRoutes = [
     handler: async ({ params, query, auth, request }, d) => {
       const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
       const page = parsePage(query);
-      return listAnswer(request, d, page, await listPersons(d.pool, teamId, page, query));
+      return listAnswer(request, d, page, await listPersons(d.pool, teamId, page, query, d.regexes));
     },
   }),
   r({

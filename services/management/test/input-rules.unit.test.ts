@@ -78,10 +78,6 @@ describe('toDatabaseSettError', () => {
       'connection refused',
       Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
     ],
-    [
-      'statement timeout',
-      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
-    ],
     ['admin shutdown', Object.assign(new Error('terminating connection'), { code: '57P01' })],
     ['connection exception class 08', Object.assign(new Error('x'), { code: '08006' })],
     [
@@ -94,10 +90,6 @@ describe('toDatabaseSettError', () => {
     ],
     ['Prisma pool timeout P2024', { name: 'PrismaClientKnownRequestError', code: 'P2024' }],
     ['Prisma init error', { name: 'PrismaClientInitializationError', errorCode: 'P1001' }],
-    [
-      'adapter error wrapping a statement timeout',
-      { name: 'DriverAdapterError', cause: { kind: 'postgres', code: '57014' } },
-    ],
     ['adapter socket timeout', { name: 'DriverAdapterError', cause: { kind: 'SocketTimeout' } }],
     [
       'timeout deep in a cause chain',
@@ -107,6 +99,35 @@ describe('toDatabaseSettError', () => {
     const mapped = toDatabaseSettError(err);
     expect(mapped).toBeInstanceOf(ServiceUnavailableError);
     expect(mapped!.headers['Retry-After']).toBe('5');
+  });
+
+  test.each<[string, unknown]>([
+    [
+      'statement timeout',
+      Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' }),
+    ],
+    [
+      'adapter error wrapping a statement timeout',
+      { name: 'DriverAdapterError', cause: { kind: 'postgres', code: '57014' } },
+    ],
+  ])('%s → 504 (the work was too large; the database is there)', (_name, err) => {
+    expect(toDatabaseSettError(err)).toMatchObject({ status: 504, code: 'timeout' });
+  });
+
+  test('a protocol violation (08P01) and invalid SQL (42xxx) are bugs: left to the 500 mapping', () => {
+    expect(
+      toDatabaseSettError({ code: '08P01', message: 'bind message supplies 5 parameters' }),
+    ).toBeUndefined();
+    expect(toDatabaseSettError({ code: '42P18' })).toBeUndefined();
+  });
+
+  test('a regular expression Postgres cannot run (2201B) → 400 saying so', () => {
+    const mapped = toDatabaseSettError({
+      code: '2201B',
+      message: 'invalid regular expression: invalid escape \\ sequence',
+    });
+    expect(mapped).toMatchObject({ status: 400, attr: 'properties' });
+    expect(mapped!.message).toContain('cannot run on the database');
   });
 
   test('P2025 → 404, P2002 → 409 naming the field (both shapes), 22xxx → 400, URIError → 400', () => {

@@ -1,7 +1,12 @@
 // Parsing PostHog property filters from a query parameter: bounded (depth, number of filters),
 // refusing what cannot be evaluated, and every value bound as a parameter (never SQL text).
+import { createRegexChecker } from '@sett/flags';
 import { ValidationError } from '@sett/http';
-import { parsePropertyFilters, propertyFilterSql } from '../src/filters/property-filter-sql';
+import {
+  parsePropertyFilters,
+  propertyFilterSql,
+  readPropertyFilters,
+} from '../src/filters/property-filter-sql';
 
 const parse = (value: unknown) =>
   parsePropertyFilters(JSON.stringify(value), 'properties', ['event', 'person']);
@@ -21,7 +26,9 @@ test('refuses filters that cannot be evaluated, naming the parameter', () => {
     [{ key: 'a', value: { nested: 1 } }],
     [{ key: 'a', value: 1, operator: 'between' }],
     [{ key: 'a', value: 1, type: 'element' }],
-    [{ key: 'a', value: '(a)\\1', operator: 'regex' }],
+    [{ key: 'a', value: 'soon', operator: 'is_date_before' }],
+    [{ key: 'a', value: '2024-02-30', operator: 'is_date_after' }],
+    [{ key: 'a', value: '0000-01-01', operator: 'is_date_exact' }],
   ]) {
     const err = (() => {
       try {
@@ -53,5 +60,57 @@ test('binds keys and values as parameters', () => {
   );
   expect(sql).not.toContain('DROP');
   expect(sql).toContain('person_props');
-  expect(params).toEqual(expect.arrayContaining(["x'); DROP TABLE events; --", "'; --", 'n', 3, 'b']));
+  expect(params).toEqual(expect.arrayContaining(["x'); DROP TABLE events; --", "'; --", 'n', '3', 'b']));
+});
+
+test('binds only the parameters its SQL uses (an unused one is a statement Postgres refuses)', () => {
+  for (const filter of [
+    { key: 'd', value: '-7d', operator: 'is_date_before' },
+    { key: 'n', value: 'abc', operator: 'gt' },
+    { key: 'n', value: 5, operator: 'lte' },
+    { key: 's', operator: 'is_set' },
+    { key: 'r', value: '^a', operator: 'not_regex' },
+  ]) {
+    const params: unknown[] = [];
+    const sql = propertyFilterSql(
+      parse([filter]),
+      { event: 'e.properties', person: 'p' },
+      (v) => `$${params.push(v)}`,
+    );
+    for (let i = 1; i <= params.length; i++) expect([filter, sql.includes(`$${i}`)]).toEqual([filter, true]);
+    expect(sql).not.toMatch(/CASE\s+ELSE/);
+  }
+});
+
+describe('regular expressions, settled per request', () => {
+  const regexes = createRegexChecker();
+  afterAll(() => regexes.close());
+  const read = (filters: unknown) =>
+    readPropertyFilters(JSON.stringify(filters), 'properties', ['event'], regexes);
+
+  test('refuses a pattern that is not RE2 (a backreference), naming the parameter and key', async () => {
+    await expect(read([{ key: 'email', value: '(a)\\1', operator: 'regex' }])).rejects.toMatchObject({
+      status: 400,
+      attr: 'properties',
+      message: expect.stringContaining('email'),
+    });
+  });
+
+  test('refuses a set of new patterns over the budget before compiling any', async () => {
+    // Each case-folded class over the Basic Multilingual Plane is ~1.6 ms to build: 30 of them
+    // in 8 patterns are each under the limit of one pattern, but not together.
+    const patterns = Array.from({ length: 8 }, (_, i) => `(?i)x${i}${Date.now()}${'[Ā-￿]'.repeat(7)}`);
+    const started = Date.now();
+    await expect(
+      read(patterns.map((value) => ({ key: 'k', value, operator: 'regex' }))),
+    ).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringContaining('too long to compile together'),
+    });
+    expect(regexes.offLoopCompiles).toBe(0);
+    expect(Date.now() - started).toBeLessThan(1000);
+    // One of them alone is within the budget: compiled in the worker thread, then accepted.
+    await expect(read([{ key: 'k', value: patterns[0], operator: 'regex' }])).resolves.toBeDefined();
+    expect(regexes.offLoopCompiles).toBe(1);
+  });
 });

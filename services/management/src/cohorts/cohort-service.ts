@@ -10,7 +10,7 @@
 // `count` moves by the rows actually inserted or deleted, in the same transaction.
 import type { Cohort, Prisma, PrismaClient, User } from '@sett/db';
 import { writeCohortList, type Redis } from '@sett/cache';
-import { cohortTreeRegexPatterns, compileRegexesInTurns } from '@sett/flags';
+import { cohortTreeRegexPatterns, type RegexChecker } from '@sett/flags';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@sett/http';
 import type { Logger } from '@sett/logger';
 import { lockProjectDefinitions, type Tx } from '../feature-flags/feature-flag-service';
@@ -101,10 +101,13 @@ export function createCohortService({
   prisma,
   redis,
   logger,
+  regexes,
 }: {
   prisma: PrismaClient;
   redis: Redis;
   logger: Logger;
+  /** Settles new patterns within the request's budget, large ones off the event loop. */
+  regexes: RegexChecker;
 }) {
   async function withCreators(db: Tx | PrismaClient, rows: Cohort[]) {
     const ids = [...new Set(rows.map((r) => r.createdById).filter((id): id is number => id !== null))];
@@ -189,8 +192,10 @@ export function createCohortService({
         'filters',
         'invalid_input',
       );
-    // New patterns compile one per turn, so a cohort with many does not stall other requests.
-    await compileRegexesInTurns(cohortTreeRegexPatterns(filters.properties));
+    // New patterns are settled within the request's budget before the filters are checked, so a
+    // cohort with many does not stall other requests.
+    const tooCostly = await regexes.prepare(cohortTreeRegexPatterns(filters.properties));
+    if (tooCostly) throw new ValidationError(`filters: ${tooCostly}.`, 'filters', 'invalid_input');
     const summary = checkCohortFilters(filters);
     if (summary.cohortIds.size === 0) return;
     const cohorts = await liveCohorts(tx, teamId);

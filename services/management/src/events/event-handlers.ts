@@ -4,7 +4,8 @@
 // defeat the index).
 import type pg from 'pg';
 import { ValidationError } from '@sett/http';
-import { parsePropertyFilters } from '../filters/property-filter-sql';
+import type { RegexChecker } from '@sett/flags';
+import { readPropertyFilters } from '../filters/property-filter-sql';
 import { decodeCursor, encodeCursor, pageUrl, type PageRequestInfo } from '../pagination/pagination';
 import { isUuid } from '../validate';
 import type { EventListQuery } from './event-schemas';
@@ -30,7 +31,7 @@ function dateParam(value: string | undefined, name: string): Date | undefined {
 }
 
 /** The filters of a checked query (the route's schema): 400 naming the parameter otherwise. */
-export function eventFilters(query: EventListQuery): EventFilters {
+export async function eventFilters(query: EventListQuery, regexes: RegexChecker): Promise<EventFilters> {
   if (query.offset !== undefined)
     throw new ValidationError(
       'The events list uses cursor pagination: follow next instead of offset.',
@@ -47,7 +48,7 @@ export function eventFilters(query: EventListQuery): EventFilters {
     before: dateParam(query.before, 'before'),
     cursor: decodeCursor(query.cursor),
     properties: query.properties
-      ? parsePropertyFilters(query.properties, 'properties', ['event', 'person'])
+      ? await readPropertyFilters(query.properties, 'properties', ['event', 'person'], regexes)
       : undefined,
   };
 }
@@ -58,8 +59,9 @@ export async function listEventPage(
   query: EventListQuery,
   info: PageRequestInfo,
   limit: number,
+  regexes: RegexChecker,
 ) {
-  const filters = eventFilters(query);
+  const filters = await eventFilters(query, regexes);
   // One row more than the page tells whether a next page exists without counting.
   const rows = await listEvents(pool, teamId, filters, limit + 1);
   const page = rows.slice(0, limit);

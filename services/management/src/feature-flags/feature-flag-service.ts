@@ -8,7 +8,7 @@
 // shown decrypted only to API callers (personal keys) and the remote_config endpoint.
 import { Prisma, type FeatureFlag, type PrismaClient, type User } from '@sett/db';
 import { writeFlagList, type Redis } from '@sett/cache';
-import { compileRegexesInTurns, flagRegexPatterns, type FlagDefinition, type FlagFilters } from '@sett/flags';
+import { flagRegexPatterns, type FlagDefinition, type FlagFilters, type RegexChecker } from '@sett/flags';
 import { NotFoundError, ServiceUnavailableError, ValidationError } from '@sett/http';
 import { SecretDecryptionError, decryptFlagPayloads, encryptFlagPayloads } from '@sett/keys';
 import type { Logger } from '@sett/logger';
@@ -131,12 +131,15 @@ export function createFeatureFlagService({
   redis,
   logger,
   payloadKey,
+  regexes,
 }: {
   prisma: PrismaClient;
   redis: Redis;
   logger: Logger;
   /** deriveFlagPayloadKey(SETT_ENCRYPTION_KEY) */
   payloadKey: Buffer;
+  /** Settles new patterns within the request's budget, large ones off the event loop. */
+  regexes: RegexChecker;
 }) {
   /** The API shape, payloads decrypted (callers of the API are personal API keys, as in PostHog). */
   const toJson = (f: FlagRow) =>
@@ -180,8 +183,10 @@ export function createFeatureFlagService({
               (g) => g.groupTypeIndex,
             ),
           );
-    // New patterns compile one per turn, so a flag with many does not stall other requests.
-    await compileRegexesInTurns(flagRegexPatterns(filters));
+    // New patterns are settled within the request's budget before the filters are checked, so a
+    // flag with many does not stall other requests.
+    const tooCostly = await regexes.prepare(flagRegexPatterns(filters));
+    if (tooCostly) throw new ValidationError(`filters: ${tooCostly}.`, 'filters', 'invalid_input');
     checkFlagFilters(filters, indexes);
     const refs = flagReferences(filters);
     if (refs.cohorts.length === 0 && refs.flags.length === 0) return;

@@ -4,17 +4,20 @@
 // them, true/false by truthiness), the negative operators hold for an absent property, contains
 // lowercases both sides, gt/gte/lt/lte compare as numbers when both sides are numbers and as
 // text otherwise, dates are compared as instants (relative dates such as "-7d" resolved now).
-// Regular expressions must be valid RE2 (as flags require) and run on Postgres' engine.
+// Regular expressions must be valid RE2 (as flags require) and run on Postgres' engine; they
+// are settled per request by checkFilterRegexes (budgeted, large ones off the event loop).
 // Input is hostile: the filter JSON is parsed here with bounds on size, depth and leaf count,
-// every value goes in as a bind parameter, and a key never becomes SQL text.
-import { parseRelativeDate, PROPERTY_OPERATORS, regexProblem } from '@sett/flags';
+// every value goes in as a bind parameter, and a key never becomes SQL text. Stored values are
+// hostile too (anyone with the project token sends events): a value that looks like a number
+// or a date is cast only when the cast cannot fail, so no stored value can make a filter error;
+// a value Postgres could not hold simply does not match.
+import { parseRelativeDate, PROPERTY_OPERATORS, regexProblem, type RegexChecker } from '@sett/flags';
 import { ValidationError } from '@sett/http';
 
 export type PropertyOperator = (typeof PROPERTY_OPERATORS)[number];
 const OPERATORS: ReadonlySet<string> = new Set(PROPERTY_OPERATORS);
 const MAX_DEPTH = 4;
 const MAX_LEAVES = 50;
-const FLOAT = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 export interface PropertyLeaf {
   key: string;
@@ -22,6 +25,8 @@ export interface PropertyLeaf {
   operator: PropertyOperator;
   /** event or person */
   type: string;
+  /** The request field it came from, for errors found after parsing (regexes). */
+  attr: string;
 }
 
 export interface PropertyGroup {
@@ -100,11 +105,62 @@ function parseLeaf(node: unknown, attr: string, types: readonly string[]): Prope
     return refuse(attr, `the filter on ${f.key} needs a value.`);
   if (needsValue && typeof f.value === 'object' && !Array.isArray(f.value))
     return refuse(attr, `the value of the filter on ${f.key} must be a string, number, boolean or list.`);
-  if (operator === 'regex' || operator === 'not_regex') {
-    const problem = regexProblem(f.value);
-    if (problem) refuse(attr, `invalid regular expression on ${f.key}: ${problem}`);
+  if (DATE_OPERATORS.has(operator) && (typeof f.value !== 'string' || !parseDate(f.value, new Date())))
+    refuse(
+      attr,
+      `the value of the ${operator} filter on ${f.key} must be a date (YYYY-MM-DD, with a time if wanted, years 0001 to 9999) or a relative date such as -7d.`,
+    );
+  return { key: f.key, value: f.value, operator: operator as PropertyOperator, type, attr };
+}
+
+const DATE_OPERATORS: ReadonlySet<string> = new Set(['is_date_before', 'is_date_after', 'is_date_exact']);
+const isRegex = (leaf: PropertyLeaf) => leaf.operator === 'regex' || leaf.operator === 'not_regex';
+
+function leavesOf(group: PropertyGroup): PropertyLeaf[] {
+  const out: PropertyLeaf[] = [];
+  const stack: Array<PropertyLeaf | PropertyGroup> = [group];
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if ('values' in node) stack.push(...node.values);
+    else out.push(node);
   }
-  return { key: f.key, value: f.value, operator: operator as PropertyOperator, type };
+  return out;
+}
+
+/** The regex patterns of parsed filter groups, each with the filter it belongs to. */
+export function filterRegexes(groups: Array<PropertyGroup | undefined>): PropertyLeaf[] {
+  return groups.flatMap((g) => (g ? leavesOf(g).filter(isRegex) : []));
+}
+
+/**
+ * Settles every regex of the groups within one request's budget (RegexChecker: small ones on
+ * the event loop a turn at a time, large ones in a worker thread), then refuses the first that
+ * is not valid RE2 with a 400 naming its field and key.
+ */
+export async function checkFilterRegexes(
+  groups: Array<PropertyGroup | undefined>,
+  regexes: RegexChecker,
+): Promise<void> {
+  const leaves = filterRegexes(groups);
+  if (leaves.length === 0) return;
+  const problem = await regexes.prepare(leaves.map((l) => repr(l.value)));
+  if (problem) refuse(leaves[0]!.attr, `${problem}.`);
+  for (const leaf of leaves) {
+    const invalid = regexProblem(repr(leaf.value));
+    if (invalid) refuse(leaf.attr, `invalid regular expression on ${leaf.key}: ${invalid}`);
+  }
+}
+
+/** parsePropertyFilters and checkFilterRegexes together, for a request with one filter parameter. */
+export async function readPropertyFilters(
+  raw: string,
+  attr: string,
+  types: readonly string[],
+  regexes: RegexChecker,
+): Promise<PropertyGroup> {
+  const group = parsePropertyFilters(raw, attr, types);
+  await checkFilterRegexes([group], regexes);
+  return group;
 }
 
 /**
@@ -142,20 +198,41 @@ function isTruthy(value: unknown): boolean {
   return false;
 }
 
-// An ISO date (optionally with a time and zone) that Postgres casts to timestamptz; anything
-// else is not a date, so a date comparison does not hold for it (as flag matching says).
-const ISO_DATE_SQL = `'^\\d{4}-\\d{2}-\\d{2}([ T]\\d{2}:\\d{2}(:\\d{2}(\\.\\d{1,6})?)?)?(Z|[+-]\\d{2}(:?\\d{2})?)?$'`;
-const FLOAT_SQL = `'^[+-]?([0-9]+\\.?[0-9]*|\\.[0-9]+)([eE][+-]?[0-9]{1,2})?$'`;
+// A number Postgres' numeric holds exactly: at most 2,000 characters and a three-digit exponent
+// (far inside its limits), so the cast of a matching value cannot fail; longer ones compare as
+// text. (Postgres' regexes count repeats to 255, hence the length apart.)
+const MAX_NUMERIC_LENGTH = 2000;
+const NUMERIC_JS = /^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]{1,3})?$/;
+const NUMERIC_SQL = `'^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,3})?$'`;
+const isNumeric = (text: string) => text.length <= MAX_NUMERIC_LENGTH && NUMERIC_JS.test(text);
+// An ISO date, optionally with a time and an offset, in the years 0001-9999 with a valid month,
+// hour, minute and second: with the day checked against its month (below), every value this
+// matches casts to timestamptz.
+const ISO_DATE_SQL =
+  `'^(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])` +
+  `([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?)?(Z|[+-](0[0-9]|1[0-5])(:?[0-5][0-9])?)?$'`;
 
+/** The last day of the value's month (for a value ISO_DATE_SQL matched). */
+function lastDaySql(text: string): string {
+  const y = `substr(${text}, 1, 4)::int`;
+  return `CASE substr(${text}, 6, 2) WHEN '02' THEN CASE WHEN (${y} % 4 = 0 AND ${y} % 100 <> 0) OR ${y} % 400 = 0 THEN 29 ELSE 28 END WHEN '04' THEN 30 WHEN '06' THEN 30 WHEN '09' THEN 30 WHEN '11' THEN 30 ELSE 31 END`;
+}
+
+// Parameters are bound only where the SQL uses them: Postgres refuses a statement with a
+// parameter it cannot type (an unused one), which is a bug, not the client's fault.
 function leafSql(f: PropertyLeaf, col: string, bind: (value: unknown) => string, now: Date): string {
-  const key = bind(f.key);
-  const present = `(${col} ? ${key})`;
-  const text = `(${col} ->> ${key})`;
+  const key = () => bind(f.key);
+  const presentWith = (k: string) => `(${col} ? ${k})`;
   switch (f.operator) {
     case 'is_set':
-      return present;
+      return presentWith(key());
     case 'is_not_set':
-      return `NOT ${present}`;
+      return `NOT ${presentWith(key())}`;
+  }
+  const k = key();
+  const present = presentWith(k);
+  const text = `(${col} ->> ${k})`;
+  switch (f.operator) {
     case 'exact':
       return `(${present} AND ${exactSql(f.value, text, bind)})`;
     case 'is_not':
@@ -173,19 +250,17 @@ function leafSql(f: PropertyLeaf, col: string, bind: (value: unknown) => string,
     case 'lt':
     case 'lte': {
       const op = { gt: '>', gte: '>=', lt: '<', lte: '<=' }[f.operator];
-      const expected = repr(f.value);
+      const expected = typeof f.value === 'number' ? String(f.value) : repr(f.value);
       // Numbers when both sides are numbers, else text, as flag matching compares.
-      const numeric =
-        typeof f.value === 'number' || FLOAT.test(expected)
-          ? `WHEN ${text} ~ ${FLOAT_SQL} THEN (${text})::float8 ${op} ${bind(Number(expected))}::float8 `
-          : '';
-      return `(${present} AND ${text} IS NOT NULL AND CASE ${numeric}ELSE ${text} ${op} ${bind(expected)} END)`;
+      if (!isNumeric(expected))
+        return `(${present} AND ${text} IS NOT NULL AND ${text} ${op} ${bind(expected)})`;
+      return `(${present} AND ${text} IS NOT NULL AND CASE WHEN length(${text}) <= ${MAX_NUMERIC_LENGTH} AND ${text} ~ ${NUMERIC_SQL} THEN (${text})::numeric ${op} ${bind(expected)}::numeric ELSE ${text} ${op} ${bind(expected)} END)`;
     }
     default: {
-      const expected = typeof f.value === 'string' ? parseDate(f.value, now) : undefined;
-      if (!expected) return 'FALSE';
+      // parseLeaf refused values that are not dates.
+      const expected = parseDate(String(f.value), now)!;
       const op = { is_date_before: '<', is_date_after: '>', is_date_exact: '=' }[f.operator as string] ?? '=';
-      return `(${present} AND CASE WHEN ${text} ~ ${ISO_DATE_SQL} THEN (${text})::timestamptz ${op} ${bind(expected)}::timestamptz ELSE FALSE END)`;
+      return `(${present} AND CASE WHEN ${text} ~ ${ISO_DATE_SQL} THEN CASE WHEN substr(${text}, 9, 2)::int <= ${lastDaySql(text)} THEN (${text})::timestamptz ${op} ${bind(expected)}::timestamptz ELSE FALSE END ELSE FALSE END)`;
     }
   }
 }
@@ -197,11 +272,27 @@ function exactSql(value: unknown, text: string, bind: (value: unknown) => string
   return `lower(COALESCE(${text}, 'null')) = ANY(${bind(candidates)}::text[])`;
 }
 
-/** An absolute or relative ("-7d", "-1h") date, as flag matching reads a filter's date. */
+function daysInMonth(y: number, mo: number): number {
+  if (mo < 1 || mo > 12) return 0;
+  if (mo === 2) return (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0 ? 29 : 28;
+  return [4, 6, 9, 11].includes(mo) ? 30 : 31;
+}
+
+const MIN_DATE_MS = Date.parse('0001-01-01T00:00:00.000Z');
+const MAX_DATE_MS = Date.parse('9999-12-31T23:59:59.999Z');
+
+/** An absolute or relative ("-7d", "-1h") date, as flag matching reads a filter's date, in the
+ * years Postgres and JavaScript agree on (0001-9999); undefined otherwise. */
 function parseDate(value: string, now: Date): string | undefined {
   const relative = parseRelativeDate(value, now);
-  if (relative) return relative.toISOString();
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value)) return undefined;
-  const date = new Date(value);
-  return Number.isNaN(date.getTime()) ? undefined : date.toISOString();
+  const ymd = /^(\d{4})-(\d{2})-(\d{2})/.exec(value);
+  // JavaScript rolls 2024-02-30 over to March; a date filter's value is a real day or nothing.
+  if (
+    !relative &&
+    (!ymd || Number(ymd[3]) < 1 || Number(ymd[3]) > daysInMonth(Number(ymd[1]), Number(ymd[2])))
+  )
+    return undefined;
+  const date = relative ?? new Date(value);
+  const ms = date.getTime();
+  return Number.isNaN(ms) || ms < MIN_DATE_MS || ms > MAX_DATE_MS ? undefined : date.toISOString();
 }

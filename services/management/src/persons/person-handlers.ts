@@ -6,7 +6,8 @@
 // docs/data-lifecycle.md.
 import type pg from 'pg';
 import { NotFoundError } from '@sett/http';
-import { propertyFilterSql, parsePropertyFilters } from '../filters/property-filter-sql';
+import type { RegexChecker } from '@sett/flags';
+import { propertyFilterSql, readPropertyFilters } from '../filters/property-filter-sql';
 import type { JobRow } from '../jobs/job-store';
 import type { Page } from '../pagination/pagination';
 import { isUuid } from '../validate';
@@ -59,7 +60,11 @@ const deletionView = (job: JobRow) => {
 };
 
 /** The WHERE conditions of the list's filters on persons `p` (parameters after $1, the team). */
-function personFilters(query: PersonListQuery, params: unknown[]): string[] {
+async function personFilters(
+  query: PersonListQuery,
+  params: unknown[],
+  regexes: RegexChecker,
+): Promise<string[]> {
   const bind = (value: unknown) => `$${params.push(value)}`;
   const where: string[] = [];
   if (query.distinct_id)
@@ -76,15 +81,21 @@ function personFilters(query: PersonListQuery, params: unknown[]): string[] {
       OR strpos(lower(p.properties ->> 'name'), ${text}) > 0)`);
   }
   if (query.properties) {
-    const group = parsePropertyFilters(query.properties, 'properties', ['person']);
+    const group = await readPropertyFilters(query.properties, 'properties', ['person'], regexes);
     where.push(propertyFilterSql(group, { person: 'p.properties' }, bind));
   }
   return where;
 }
 
-export async function listPersons(pool: pg.Pool, teamId: number, page: Page, query: PersonListQuery) {
+export async function listPersons(
+  pool: pg.Pool,
+  teamId: number,
+  page: Page,
+  query: PersonListQuery,
+  regexes: RegexChecker,
+) {
   const params: unknown[] = [teamId];
-  const where = ['p.team_id = $1', ...personFilters(query, params)].join(' AND ');
+  const where = ['p.team_id = $1', ...(await personFilters(query, params, regexes))].join(' AND ');
   const [countResult, rowsResult] = await Promise.all([
     pool.query<{ count: string }>(`SELECT count(*) AS count FROM persons p WHERE ${where}`, params),
     pool.query<PersonRow>(

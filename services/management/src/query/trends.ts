@@ -12,12 +12,23 @@
 // (team_id, timestamp) for all events) over the range, grouped by bucket; `dau` adds a lookup of
 // each distinct id's current person. The statement runs under the management pool's statement
 // timeout.
-import type { Pool } from 'pg';
 import { ValidationError } from '@sett/http';
 import { parsePropertyFilters, propertyFilterSql, type PropertyGroup } from '../filters/property-filter-sql';
+import type { Statements } from './statements';
+import {
+  TRENDS_INTERVALS,
+  dayText,
+  isoIn,
+  label,
+  localText,
+  previousRange,
+  resolveRange,
+  type Interval,
+  type ResolvedRange,
+} from './time-range';
 
-export const TRENDS_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
-export type TrendsInterval = (typeof TRENDS_INTERVALS)[number];
+export { TRENDS_INTERVALS };
+export type TrendsInterval = Interval;
 export const TRENDS_MATH = ['total', 'dau'] as const;
 
 /** A list of property filters or an AND/OR group: its content is checked by the filter parser
@@ -113,172 +124,6 @@ export interface TrendsQuery {
   compareFilter?: { compare?: boolean | null };
 }
 
-/** Wall-clock time in a zone, to the second. */
-interface Local {
-  y: number;
-  mo: number; // 1-12
-  d: number;
-  h: number;
-  mi: number;
-  s: number;
-}
-
-function localOf(date: Date, timeZone: string): Local {
-  const parts = new Intl.DateTimeFormat('en-US', {
-    timeZone,
-    hourCycle: 'h23',
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-  }).formatToParts(date);
-  const get = (type: string) => Number(parts.find((p) => p.type === type)!.value);
-  return {
-    y: get('year'),
-    mo: get('month'),
-    d: get('day'),
-    h: get('hour'),
-    mi: get('minute'),
-    s: get('second'),
-  };
-}
-
-const pad = (n: number, w = 2) => String(n).padStart(w, '0');
-const localText = (l: Local) =>
-  `${pad(l.y, 4)}-${pad(l.mo)}-${pad(l.d)} ${pad(l.h)}:${pad(l.mi)}:${pad(l.s)}`;
-
-/** Calendar arithmetic on wall-clock times (no zone: Date in UTC used as a calendar). */
-function shift(l: Local, unit: 'h' | 'd' | 'w' | 'm' | 'y', n: number): Local {
-  const t = new Date(Date.UTC(l.y, l.mo - 1, l.d, l.h, l.mi, l.s));
-  if (unit === 'h') t.setUTCHours(t.getUTCHours() + n);
-  else if (unit === 'd') t.setUTCDate(t.getUTCDate() + n);
-  else if (unit === 'w') t.setUTCDate(t.getUTCDate() + 7 * n);
-  else if (unit === 'm') t.setUTCMonth(t.getUTCMonth() + n);
-  else t.setUTCFullYear(t.getUTCFullYear() + n);
-  return {
-    y: t.getUTCFullYear(),
-    mo: t.getUTCMonth() + 1,
-    d: t.getUTCDate(),
-    h: t.getUTCHours(),
-    mi: t.getUTCMinutes(),
-    s: t.getUTCSeconds(),
-  };
-}
-
-const startOfDay = (l: Local): Local => ({ ...l, h: 0, mi: 0, s: 0 });
-
-/** The bucket a wall-clock time falls in. */
-export function bucketStart(l: Local, interval: TrendsInterval): Local {
-  if (interval === 'hour') return { ...l, mi: 0, s: 0 };
-  if (interval === 'day') return startOfDay(l);
-  if (interval === 'month') return { ...startOfDay(l), d: 1 };
-  const weekday = new Date(Date.UTC(l.y, l.mo - 1, l.d)).getUTCDay(); // 0 = Sunday
-  return shift(startOfDay(l), 'd', -weekday);
-}
-
-function nextBucket(l: Local, interval: TrendsInterval): Local {
-  if (interval === 'hour') return shift(l, 'h', 1);
-  if (interval === 'day') return shift(l, 'd', 1);
-  if (interval === 'week') return shift(l, 'w', 1);
-  return shift(l, 'm', 1);
-}
-
-const RELATIVE = /^-(\d{1,4})([hdwmy])$/;
-const ABSOLUTE = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2}))?)?$/;
-
-/** A date_from/date_to value as a wall-clock time in the project's zone; `end` picks the end of
- * a whole day given as a date. */
-function parseDate(value: string, now: Local, attr: string, end: boolean): Local {
-  const rel = RELATIVE.exec(value);
-  if (rel) {
-    const n = Number(rel[1]);
-    const unit = rel[2] as 'h' | 'd' | 'w' | 'm' | 'y';
-    // PostHog: -7d starts at midnight 7 days ago; -24h is exactly 24 hours ago.
-    const shifted = shift(now, unit, -n);
-    return unit === 'h' ? { ...shifted, mi: 0, s: 0 } : startOfDay(shifted);
-  }
-  if (value === 'dStart') return startOfDay(now);
-  if (value === 'mStart') return { ...startOfDay(now), d: 1 };
-  if (value === 'yStart') return { ...startOfDay(now), mo: 1, d: 1 };
-  const abs = ABSOLUTE.exec(value);
-  if (abs) {
-    const l: Local = {
-      y: Number(abs[1]),
-      mo: Number(abs[2]),
-      d: Number(abs[3]),
-      h: Number(abs[4] ?? 0),
-      mi: Number(abs[5] ?? 0),
-      s: Number(abs[6] ?? 0),
-    };
-    const check = shift(l, 'd', 0);
-    if (check.y !== l.y || check.mo !== l.mo || check.d !== l.d || l.h > 23 || l.mi > 59 || l.s > 59)
-      throw new ValidationError(`${attr} is not a valid date: ${value}`, attr);
-    return end && abs[4] === undefined ? { ...l, h: 23, mi: 59, s: 59 } : l;
-  }
-  throw new ValidationError(
-    `${attr} must be a relative date (-7d, -24h, -4w, -3m, -1y, dStart, mStart, yStart) or YYYY-MM-DD[ HH:MM[:SS]]: ${value}`,
-    attr,
-  );
-}
-
-/** At most this many buckets per series (a year of hours, ten years of days). */
-const MAX_BUCKETS = 3_700;
-
-export interface ResolvedRange {
-  from: Local;
-  to: Local;
-  buckets: Local[];
-}
-
-export function resolveRange(query: TrendsQuery, timeZone: string, nowDate: Date): ResolvedRange {
-  const interval = query.interval ?? 'day';
-  const now = localOf(nowDate, timeZone);
-  const from = parseDate(query.dateRange?.date_from ?? '-7d', now, 'dateRange.date_from', false);
-  const toValue = query.dateRange?.date_to;
-  const to = toValue ? parseDate(toValue, now, 'dateRange.date_to', true) : now;
-  if (localText(from) > localText(to))
-    throw new ValidationError('dateRange.date_from is after dateRange.date_to.', 'dateRange.date_from');
-  const buckets: Local[] = [];
-  for (let b = bucketStart(from, interval); localText(b) <= localText(to); b = nextBucket(b, interval)) {
-    buckets.push(b);
-    if (buckets.length > MAX_BUCKETS)
-      throw new ValidationError(
-        `The date range holds more than ${MAX_BUCKETS} ${interval} intervals: use a longer interval or a shorter range.`,
-        'interval',
-      );
-  }
-  return { from, to, buckets };
-}
-
-/** The period before `range`, as long in buckets: PostHog's "compare to previous period". */
-export function previousRange(range: ResolvedRange, interval: TrendsInterval): ResolvedRange {
-  const n = range.buckets.length;
-  const back = (l: Local): Local => {
-    let b = l;
-    for (let i = 0; i < n; i++) {
-      const unit = interval === 'hour' ? 'h' : interval === 'day' ? 'd' : interval === 'week' ? 'w' : 'm';
-      b = shift(b, unit, -1);
-    }
-    return b;
-  };
-  return { from: back(range.from), to: back(range.to), buckets: range.buckets.map(back) };
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-
-/** PostHog's labels: `1-Nov-2026`, hourly `1-Nov-2026 13:00`. */
-function label(l: Local, interval: TrendsInterval): string {
-  const day = `${l.d}-${MONTHS[l.mo - 1]}-${l.y}`;
-  return interval === 'hour' ? `${day} ${pad(l.h)}:00` : day;
-}
-
-function dayText(l: Local, interval: TrendsInterval): string {
-  const date = `${pad(l.y, 4)}-${pad(l.mo)}-${pad(l.d)}`;
-  return interval === 'hour' ? `${date} ${pad(l.h)}:00:00` : date;
-}
-
 // The bucket of an event in SQL: its wall-clock time in the zone, truncated; weeks from Sunday.
 function bucketSql(interval: TrendsInterval): string {
   const local = `(e.timestamp AT TIME ZONE $2)`;
@@ -320,25 +165,89 @@ function filters(raw: unknown, attr: string): PropertyGroup | undefined {
   return parsePropertyFilters(JSON.stringify(raw), attr, ['event', 'person']);
 }
 
+/**
+ * Most numbers one answer may hold: series × breakdown values (with other) × buckets × 2 with
+ * compare. Checked before any SQL runs, from the query alone (the bound, not what the data
+ * happens to hold). About 2.5 MB of JSON at the worst, labels included.
+ */
+export const MAX_ANSWER_POINTS = 50_000;
+
+/** A TrendsQuery checked, parsed and costed: what runTrends executes. */
+export interface TrendsPlan {
+  query: TrendsQuery;
+  interval: TrendsInterval;
+  range: ResolvedRange;
+  queryFilters: PropertyGroup | undefined;
+  seriesFilters: Array<PropertyGroup | undefined>;
+  /** Every filter group, for the regex checks. */
+  groups: Array<PropertyGroup | undefined>;
+  points: number;
+}
+
+/** Everything that can be refused without the database: dates, filters, and the answer's size. */
+export function planTrends(query: TrendsQuery, timeZone: string, now: Date): TrendsPlan {
+  const interval = query.interval ?? 'day';
+  const range = resolveRange(query.dateRange, interval, timeZone, now);
+  const queryFilters = filters(query.properties, 'query.properties');
+  const seriesFilters = query.series.map((node, order) =>
+    filters(node.properties, `query.series.${order}.properties`),
+  );
+  const compare = query.compareFilter?.compare === true ? 2 : 1;
+  const values = query.breakdownFilter
+    ? (query.breakdownFilter.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT) + 1
+    : 1;
+  const points = query.series.length * values * range.buckets.length * compare;
+  if (points > MAX_ANSWER_POINTS) {
+    const parts = [
+      `${query.series.length} series`,
+      ...(query.breakdownFilter ? [`${values} breakdown values (breakdown_limit and other)`] : []),
+      `${range.buckets.length} ${interval} intervals`,
+      ...(compare === 2 ? ['2 periods (compare)'] : []),
+    ];
+    const attr = query.breakdownFilter
+      ? 'query.breakdownFilter.breakdown_limit'
+      : query.series.length > 1 && range.buckets.length * compare <= MAX_ANSWER_POINTS
+        ? 'query.series'
+        : 'query.interval';
+    throw new ValidationError(
+      `The answer would hold up to ${points.toLocaleString('en-US')} numbers (${parts.join(' × ')}); at most ${MAX_ANSWER_POINTS.toLocaleString('en-US')}. Narrow ${attr.slice(6)}, use a longer interval or a shorter date range.`,
+      attr,
+    );
+  }
+  return {
+    query,
+    interval,
+    range,
+    queryFilters,
+    seriesFilters,
+    groups: [queryFilters, ...seriesFilters],
+    points,
+  };
+}
+
 export async function runTrends(
-  pool: Pool,
+  db: Statements,
   teamId: number,
   timeZone: string,
-  query: TrendsQuery,
+  plan: TrendsPlan,
   now: Date,
-): Promise<{ results: TrendsResult[]; resolved_date_range: { date_from: string; date_to: string } }> {
-  const interval = query.interval ?? 'day';
-  const range = resolveRange(query, timeZone, now);
+): Promise<{
+  results: TrendsResult[];
+  hasMore: boolean;
+  resolved_date_range: { date_from: string; date_to: string };
+}> {
+  const { query, interval, range, queryFilters } = plan;
   const bold = query.trendsFilter?.display === 'BoldNumber';
-  const queryFilters = filters(query.properties, 'query.properties');
   const breakdown = query.breakdownFilter;
+  let hasMore = false;
   // Every series of the query over one period (the asked one, or the one before it to compare).
   async function seriesOver(range: ResolvedRange): Promise<TrendsResult[]> {
     const results: TrendsResult[] = [];
+    const bucketIndex = new Map(range.buckets.map((b, i) => [localText(b), i]));
     for (const [order, node] of query.series.entries()) {
       const math = node.math ?? 'total';
       const event = node.event ?? null;
-      const seriesFilters = filters(node.properties, `query.series.${order}.properties`);
+      const seriesFilters = plan.seriesFilters[order];
       const counted = math === 'dau' ? `count(DISTINCT ${PERSON_OF_EVENT})` : 'count(*)';
       const params: unknown[] = [teamId, timeZone, localText(range.from), localText(range.to)];
       const bind = (value: unknown) => `$${params.push(value)}`;
@@ -372,12 +281,24 @@ export async function runTrends(
         FROM ${from} WHERE ${where} GROUP BY ${bucket}, 2`;
       if (math === 'dau' && (bold || breakdown))
         sql += ` UNION ALL SELECT NULL, ${breakdownExpr}, ${counted} FROM ${from} WHERE ${where} GROUP BY 2`;
-      const fetched = await pool.query<{ bucket: string | null; bv: string | null; n: string }>(sql, params);
-      const rows = fetched.rows;
-      if (math !== 'dau') {
-        const totals = new Map<string | null, number>();
-        for (const r of rows) totals.set(r.bv, (totals.get(r.bv) ?? 0) + Number(r.n));
-        for (const [bv, n] of totals) rows.push({ bucket: null, bv, n: String(n) });
+      const { rows } = await db.query<{ bucket: string | null; bv: string | null; n: string }>(sql, params);
+
+      // One pass over the rows: each value's numbers per bucket, and its number over the range.
+      const perValue = new Map<string | null, { data: number[]; whole: number }>();
+      const entry = (bv: string | null) => {
+        let e = perValue.get(bv);
+        if (!e) perValue.set(bv, (e = { data: new Array<number>(range.buckets.length).fill(0), whole: 0 }));
+        return e;
+      };
+      for (const r of rows) {
+        const e = entry(r.bv);
+        const n = Number(r.n);
+        if (r.bucket === null) e.whole = n;
+        else {
+          const i = bucketIndex.get(r.bucket);
+          if (i !== undefined) e.data[i]! += n;
+          if (math !== 'dau') e.whole += n;
+        }
       }
 
       const name = event ?? 'All events';
@@ -393,16 +314,7 @@ export async function runTrends(
           math,
         },
       };
-      const seriesOf = (
-        values: ReadonlySet<string | null> | null,
-        whole: number,
-        breakdownValue?: string,
-      ) => {
-        const byBucket = new Map<string, number>();
-        for (const r of rows)
-          if (r.bucket !== null && (values === null || values.has(r.bv)))
-            byBucket.set(r.bucket, (byBucket.get(r.bucket) ?? 0) + Number(r.n));
-        const data = range.buckets.map((b) => byBucket.get(localText(b)) ?? 0);
+      const resultOf = (data: number[], whole: number, breakdownValue?: string): TrendsResult => {
         const count = data.reduce((a, b) => a + b, 0);
         const result: TrendsResult = {
           data,
@@ -414,28 +326,34 @@ export async function runTrends(
         if (bold) result.aggregated_value = math === 'dau' ? whole : count;
         return result;
       };
-      const wholeRange = rows.filter((r) => r.bucket === null);
       if (!breakdown) {
-        results.push(seriesOf(null, Number(wholeRange[0]?.n ?? 0)));
+        const only = perValue.get(null);
+        results.push(
+          resultOf(only?.data ?? new Array<number>(range.buckets.length).fill(0), only?.whole ?? 0),
+        );
         continue;
       }
       // The values with the most events (or persons) over the range, then "other" for the rest.
-      const ranked = wholeRange
-        .map((r) => ({ bv: r.bv, n: Number(r.n) }))
+      const ranked = [...perValue.entries()]
+        .map(([bv, e]) => ({ bv, n: e.whole }))
         .sort((a, b) => b.n - a.n || String(a.bv).localeCompare(String(b.bv)));
       const limit = breakdown.breakdown_limit ?? DEFAULT_BREAKDOWN_LIMIT;
-      for (const { bv, n } of ranked.slice(0, limit))
-        results.push(seriesOf(new Set([bv]), n, bv === null ? BREAKDOWN_NULL : bv));
+      for (const { bv } of ranked.slice(0, limit)) {
+        const e = perValue.get(bv)!;
+        results.push(resultOf(e.data, e.whole, bv === null ? BREAKDOWN_NULL : bv));
+      }
       const rest = ranked.slice(limit);
       if (rest.length === 0) continue;
+      hasMore = true;
       if (math !== 'dau') {
-        results.push(
-          seriesOf(
-            new Set(rest.map((r) => r.bv)),
-            rest.reduce((a, r) => a + r.n, 0),
-            BREAKDOWN_OTHER,
-          ),
-        );
+        const data = new Array<number>(range.buckets.length).fill(0);
+        let whole = 0;
+        for (const { bv } of rest) {
+          const e = perValue.get(bv)!;
+          for (let i = 0; i < data.length; i++) data[i]! += e.data[i]!;
+          whole += e.whole;
+        }
+        results.push(resultOf(data, whole, BREAKDOWN_OTHER));
         continue;
       }
       // Distinct persons of the other values together are not the sum of theirs: counted again,
@@ -445,60 +363,36 @@ export async function runTrends(
       const notTop = top.includes(null)
         ? `(${breakdownExpr} IS NOT NULL AND NOT (${breakdownExpr} = ANY(${topValues}::text[])))`
         : `(${breakdownExpr} IS NULL OR NOT (${breakdownExpr} = ANY(${topValues}::text[])))`;
-      const other = await pool.query<{ bucket: string | null; n: string }>(
+      const other = await db.query<{ bucket: string | null; n: string }>(
         `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${counted} AS n
          FROM ${from} WHERE ${where} AND ${notTop} GROUP BY ${bucket}
        UNION ALL SELECT NULL, ${counted} FROM ${from} WHERE ${where} AND ${notTop}`,
         params,
       );
-      const byBucket = new Map(
-        other.rows.filter((r) => r.bucket !== null).map((r) => [r.bucket!, Number(r.n)]),
-      );
-      const data = range.buckets.map((b) => byBucket.get(localText(b)) ?? 0);
-      const result: TrendsResult = {
-        data,
-        ...base,
-        count: data.reduce((a, b) => a + b, 0),
-        label: BREAKDOWN_OTHER,
-        breakdown_value: BREAKDOWN_OTHER,
-      };
-      if (bold) result.aggregated_value = Number(other.rows.find((r) => r.bucket === null)?.n ?? 0);
-      results.push(result);
+      const data = new Array<number>(range.buckets.length).fill(0);
+      let whole = 0;
+      for (const r of other.rows) {
+        if (r.bucket === null) whole = Number(r.n);
+        else {
+          const i = bucketIndex.get(r.bucket);
+          if (i !== undefined) data[i] = Number(r.n);
+        }
+      }
+      results.push(resultOf(data, whole, BREAKDOWN_OTHER));
     }
     return results;
   }
 
-  const compare = query.compareFilter?.compare === true;
+  const resolved_date_range = { date_from: isoIn(range.from, timeZone), date_to: isoIn(range.to, timeZone) };
   const current = await seriesOver(range);
-  if (!compare)
-    return {
-      results: current,
-      resolved_date_range: { date_from: isoIn(range.from, timeZone), date_to: isoIn(range.to, timeZone) },
-    };
+  if (query.compareFilter?.compare !== true) return { results: current, hasMore, resolved_date_range };
   const previous = await seriesOver(previousRange(range, interval));
   return {
     results: [
       ...current.map((r) => ({ ...r, compare: true, compare_label: 'current' as const })),
       ...previous.map((r) => ({ ...r, compare: true, compare_label: 'previous' as const })),
     ],
-    resolved_date_range: { date_from: isoIn(range.from, timeZone), date_to: isoIn(range.to, timeZone) },
+    hasMore,
+    resolved_date_range,
   };
-}
-
-/** A wall-clock time in a zone as an ISO timestamp with that zone's offset at that time. */
-function isoIn(l: Local, timeZone: string): string {
-  const asUtc = Date.UTC(l.y, l.mo - 1, l.d, l.h, l.mi, l.s);
-  // The zone's offset at (about) that instant; corrected once for a DST change in between.
-  let offset = offsetMinutes(new Date(asUtc), timeZone);
-  offset = offsetMinutes(new Date(asUtc - offset * 60_000), timeZone);
-  const sign = offset >= 0 ? '+' : '-';
-  const abs = Math.abs(offset);
-  return `${pad(l.y, 4)}-${pad(l.mo)}-${pad(l.d)}T${pad(l.h)}:${pad(l.mi)}:${pad(l.s)}${sign}${pad(Math.floor(abs / 60))}:${pad(abs % 60)}`;
-}
-
-function offsetMinutes(date: Date, timeZone: string): number {
-  const l = localOf(date, timeZone);
-  return Math.round(
-    (Date.UTC(l.y, l.mo - 1, l.d, l.h, l.mi, l.s) - Math.floor(date.getTime() / 1000) * 1000) / 60_000,
-  );
 }
