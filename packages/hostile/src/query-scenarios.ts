@@ -58,11 +58,11 @@ const compareBuckets: Scenario = {
   name: 'query management: four hourly compares over 3,691 buckets answer in time, and /_health meanwhile',
   cls: 'query',
   async run(ctx) {
-    // Three from one organization (its user's cap) and one from another.
+    // Two from each of two organizations (each user's cap).
     const callers: Array<[string, number]> = [
       [ctx.otherPersonalKey, ctx.otherProjectId],
       [ctx.otherPersonalKey, ctx.otherProjectId],
-      [ctx.otherPersonalKey, ctx.otherProjectId],
+      [ctx.thirdPersonalKey, ctx.thirdProjectId],
       [ctx.thirdPersonalKey, ctx.thirdProjectId],
     ];
     const heavy = Promise.all(
