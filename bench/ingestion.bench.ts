@@ -36,11 +36,11 @@ import {
 } from '@sett/kafka';
 import { fmt, ratioLine, startChild } from './lib';
 
-const N = 200_000;
+export const N = 200_000;
 const USERS = 5_000; // anon-i and user-i: 10k distinct ids
-const PARTITIONS = 48;
+export const PARTITIONS = 48;
 const BASELINE_BATCH = 2_500;
-const TOKEN = 'phc_bench_ingestion_token';
+export const TOKEN = 'phc_bench_ingestion_token';
 const TARGETS = { personless: 15_000, persons: 5_000, ratio: 0.4 };
 const serverUrl = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/postgres';
 const repoRoot = path.resolve(__dirname, '..');
@@ -176,7 +176,7 @@ process.on('exit', () => {
   return { NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${preload}`.trim() };
 }
 
-async function freshDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
+export async function freshDatabase(label: string): Promise<{ url: string; drop(): Promise<void> }> {
   const name = `sett_bench_${label}_${randomBytes(3).toString('hex')}`;
   const url = withDatabase(serverUrl, name);
   await ensureDatabase(url);
@@ -243,7 +243,7 @@ async function prefill(broker: DevBroker, messages: CaptureMessage[]) {
   };
 }
 
-function peakRssMb(pid: number): number {
+export function peakRssMb(pid: number): number {
   try {
     const m = /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) / 1024 : NaN;
@@ -252,14 +252,14 @@ function peakRssMb(pid: number): number {
   }
 }
 
-function metricSum(text: string, name: string): number {
+export function metricSum(text: string, name: string): number {
   let sum = 0;
   for (const m of text.matchAll(new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+]+)$`, 'gm')))
     sum += Number(m[1]);
   return sum;
 }
 
-async function drain(label: string, personless: boolean) {
+export async function drain(label: string, personless: boolean) {
   const messages = workload(personless);
   const [broker, db] = await Promise.all([startDevBroker({ partitions: PARTITIONS }), freshDatabase(label)]);
   try {
@@ -328,7 +328,7 @@ async function drain(label: string, personless: boolean) {
   }
 }
 
-async function findPort(pid: number): Promise<number> {
+export async function findPort(pid: number): Promise<number> {
   // /proc/net/tcp lists listening sockets by inode; /proc/<pid>/fd links to them.
   for (let attempt = 0; attempt < 50; attempt++) {
     const inodes = new Set<string>();

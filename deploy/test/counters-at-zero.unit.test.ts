@@ -57,7 +57,10 @@ it('ingestion: dead letters, events, drops, retries, warnings and restarts at 0 
       sessionTimeoutMs: 3000,
       heartbeatIntervalMs: 300,
       maxWaitTimeMs: 200,
-      partitionsConcurrently: 1,
+      batchMaxEvents: 5_000,
+      batchMaxBytes: 8 * 1024 * 1024,
+      batchWaitMs: 10,
+      batchConcurrency: 2,
       stallTimeoutMs: 120_000,
     },
   });

@@ -219,8 +219,16 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       maxBatchBytes: int(env, 'INGESTION_MAX_BATCH_BYTES', 10 * 1024 * 1024, 1024, 512 * 1024 * 1024),
       sessionTimeoutMs: int(env, 'INGESTION_SESSION_TIMEOUT_MS', 30_000, 1000, 600_000),
       heartbeatIntervalMs: int(env, 'INGESTION_HEARTBEAT_INTERVAL_MS', 3_000, 100, 60_000),
-      maxWaitTimeMs: int(env, 'INGESTION_MAX_WAIT_MS', 500, 10, 60_000),
-      partitionsConcurrently: int(env, 'INGESTION_PARTITIONS_CONCURRENTLY', 4, 1, 256),
+      /** How long a fetch waits on the broker for messages (the development broker always waits
+       * it out when a partition is empty, so it bounds the idle latency of an event). */
+      maxWaitTimeMs: int(env, 'INGESTION_MAX_WAIT_MS', 100, 10, 60_000),
+      /** A batch gathers what every assigned partition fetched, up to these events or bytes, or
+       * for this long when ingestion is idle (docs/operations.md, "Ingestion batches"). */
+      batchMaxEvents: int(env, 'INGESTION_BATCH_MAX_EVENTS', 5_000, 1, 1_000_000),
+      batchMaxBytes: int(env, 'INGESTION_BATCH_MAX_BYTES', 8 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+      batchWaitMs: int(env, 'INGESTION_BATCH_WAIT_MS', 10, 0, 60_000),
+      /** Batches written at once per consumer group, over disjoint partitions. */
+      batchConcurrency: int(env, 'INGESTION_BATCH_CONCURRENCY', 2, 1, 64),
       /** $geoip_* on stored events and persons (projects may turn it off); false: never loaded. */
       geoipEnabled: oneOf(env, 'INGESTION_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
       /** The same City database decide reads (DECIDE_GEOIP_DATABASE_PATH), or the bundled one. */

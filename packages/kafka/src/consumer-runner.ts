@@ -1,7 +1,22 @@
-// Runs a kafkajs consumer group member that hands each fetched batch to handleBatch and commits
-// its offsets only after handleBatch resolved: the ingestion worker writes to Postgres inside
+// Runs a kafkajs consumer group member that hands fetched messages to handleBatch and commits
+// their offsets only after handleBatch resolved: the ingestion worker writes to Postgres inside
 // handleBatch, so a commit means the work is durable (at-least-once; inserts are idempotent on
-// the event uuid). A failed batch is not committed and is fetched again after a backoff.
+// the event uuid).
+//
+// Batches form across partitions (`gather`): what kafkajs fetches from every assigned partition
+// is queued in fetch order and handed to handleBatch together, up to `maxMessages` or
+// `maxBytes`, after at most `maxWaitMs` when the writer is idle. Fetching goes on while a batch
+// is written (the fetch position moves as soon as a partition's messages are queued; the
+// committed offset only after the write), until twice a batch waits; then the fetch loop waits
+// for room, heartbeating. So live traffic, which arrives in small record batches on many
+// partitions, is written in batches of hundreds or thousands, not one small batch per partition.
+// Per-key order holds: a key lives on one partition, whose messages are queued and written in
+// offset order, one batch at a time: partitions are split into `concurrency` lanes, each with
+// one writer, so several batches are written at once without two holding one partition. A rebalance drops what is queued but not written (the
+// partitions' owners read it again from the committed offsets); a write in flight finishes, and
+// its commit is refused for partitions no longer ours, which are then read again (harmless:
+// inserts are idempotent). A handleBatch that throws (not a stop) replaces the consumer, as a
+// crash does: the member resumes from the committed offsets.
 //
 // The member never stays down: whatever crashes the kafkajs consumer (a handler throwing a
 // TypeError, retries exhausted, the broker unreachable while joining) makes the runner restart
@@ -21,11 +36,40 @@
 import type { Admin, Consumer, EachBatchHandler, Kafka, KafkaMessage, RetryOptions } from 'kafkajs';
 import { silentLogger, type KafkaLogger } from './types';
 
-export type ConsumerBatch = {
+/** One partition's messages, in offset order. */
+export type PartitionMessages = {
   topic: string;
   partition: number;
   highWatermark: string;
   messages: KafkaMessage[];
+};
+
+/** What handleBatch gets: the messages of one or more partitions, each part in offset order. */
+export type ConsumerBatch = {
+  parts: PartitionMessages[];
+};
+
+/** Total messages of a batch. */
+export const batchMessageCount = (batch: ConsumerBatch): number =>
+  batch.parts.reduce((n, p) => n + p.messages.length, 0);
+
+export type GatherOptions = {
+  /** Messages of one batch at most (a partition's fetch is never split). */
+  maxMessages: number;
+  /** Bytes of message values of one batch at most. */
+  maxBytes: number;
+  /** How long the first queued messages wait for more while no batch is being written. */
+  maxWaitMs: number;
+  /** Batches written at once: partitions are split into this many lanes (by partition number),
+   * each written by one writer, in order. */
+  concurrency: number;
+};
+
+const DEFAULT_GATHER: GatherOptions = {
+  maxMessages: 5_000,
+  maxBytes: 8 * 1024 * 1024,
+  maxWaitMs: 10,
+  concurrency: 2,
 };
 
 export type BatchContext = {
@@ -33,7 +77,8 @@ export type BatchContext = {
   heartbeat(): Promise<void>;
   /** False once stop() was called: long handlers may cut work short (and throw, to not commit). */
   isRunning(): boolean;
-  /** True when the partition was re-assigned or seeked and this batch is outdated. */
+  /** True when the group rebalanced since the batch was formed: its partitions may be another
+   * member's now, and it will be read again (a retrying step gives up). */
   isStale(): boolean;
 };
 
@@ -56,7 +101,8 @@ export type ConsumerRunnerOptions = {
   heartbeatInterval?: number;
   maxWaitTimeInMs?: number;
   maxBytesPerPartition?: number;
-  partitionsConsumedConcurrently?: number;
+  /** How batches form across partitions (default 5,000 messages, 8 MB, 10 ms). */
+  gather?: Partial<GatherOptions>;
   /** Where a group with no committed offset starts (default true: the beginning). */
   fromBeginning?: boolean;
   /** Backoff between retries of a failed batch (kafkajs retry options). */
@@ -79,6 +125,8 @@ export type ConsumerRunnerOptions = {
   onRestart?: (info: { groupId: string; restarts: number; delayMs: number; reason: string }) => void;
   /** Called when the watchdog finds the member stalled, before it is replaced (metrics). */
   onStall?: (info: { groupId: string; stalledMs: number; lag: number }) => void;
+  /** Called when a batch is handed to handleBatch: its size and how long its oldest part waited. */
+  onBatchFormed?: (info: { messages: number; bytes: number; waitedMs: number }) => void;
   logger?: KafkaLogger;
 };
 
@@ -160,6 +208,32 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
   let generation = 0;
   let consumer = newConsumer();
 
+  // --- gathering -------------------------------------------------------------------------
+  const gather: GatherOptions = { ...DEFAULT_GATHER, ...options.gather };
+  type Queued = PartitionMessages & { bytes: number; at: number; gen: number };
+  /** Fetched, queued, not yet handed to handleBatch; in fetch order. */
+  let queued: Queued[] = [];
+  let queuedMessages = 0;
+  /** Bumped by every rebalance: a batch formed before it is stale. */
+  let epoch = 0;
+  /** The writer of each lane that is writing. */
+  const writers = new Map<number, Promise<void>>();
+  let lingerTimer: NodeJS.Timeout | undefined;
+  /** Fetch loops waiting for room in the queue. */
+  let roomWaiters: Array<() => void> = [];
+  const wakeRoomWaiters = () => {
+    const waiters = roomWaiters;
+    roomWaiters = [];
+    for (const w of waiters) w();
+  };
+  const clearQueue = () => {
+    queued = [];
+    queuedMessages = 0;
+    clearTimeout(lingerTimer);
+    lingerTimer = undefined;
+    wakeRoomWaiters();
+  };
+
   const scheduleRestart = (why: string) => {
     if (stopping || restartTimer) return;
     state = 'restarting';
@@ -197,6 +271,10 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       alive();
       lastProgress = Date.now();
       assignment = payload.memberAssignment;
+      // kafkajs reads every assigned partition again from its committed offset: what is queued
+      // would come twice, and a partition now another member's must not be written by us.
+      epoch++;
+      clearQueue();
       if (state !== 'starting' && state !== 'consuming') return;
       state = 'consuming';
       reason = undefined;
@@ -219,59 +297,178 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     stalled = undefined;
   };
 
-  const eachBatchOf =
-    (gen: number): EachBatchHandler =>
-    async ({ batch, resolveOffset, heartbeat, commitOffsetsIfNecessary, isRunning, isStale }) => {
-      const running = () => isRunning() && gen === generation;
-      if (batch.isEmpty() || !running() || isStale()) return;
-      const { topic, partition } = batch;
-      const started = Date.now();
-      progressed();
-      // kafkajs only heartbeats between batches; a long database write must not cost us the
-      // partition. heartbeat() itself skips the request until heartbeatInterval has passed. An
-      // abandoned member stops heartbeating, so the group takes its partitions away.
-      const beat = setInterval(() => {
-        if (gen !== generation) return clearInterval(beat);
-        heartbeat().catch((error: Error) =>
-          logger.debug('heartbeat during batch failed', { groupId, error: error.message }),
-        );
-      }, heartbeatInterval);
-      try {
-        await options.handleBatch(
-          { topic, partition, highWatermark: batch.highWatermark, messages: batch.messages },
-          { heartbeat, isRunning: running, isStale },
-        );
-      } catch (error) {
-        logger.error('batch handler failed; offsets not committed, the batch will be retried', {
-          groupId,
-          topic,
-          partition,
-          firstOffset: batch.firstOffset(),
-          lastOffset: batch.lastOffset(),
-          error: (error as Error).message,
-        });
-        throw error;
-      } finally {
-        clearInterval(beat);
+  const partitionKey = (p: { topic: string; partition: number }) => `${p.topic}/${p.partition}`;
+  /** Each partition belongs to one writer (its lane), so its batches are written in order. */
+  const laneOf = (p: { partition: number }) => p.partition % gather.concurrency;
+
+  /** Takes a lane's next batch off the queue: whole partition fetches in fetch order, up to
+   * the size caps. */
+  const takeBatch = (lane: number): Queued[] => {
+    const parts: Queued[] = [];
+    const rest: Queued[] = [];
+    let messages = 0;
+    let bytes = 0;
+    let full = false;
+    for (const q of queued) {
+      if (!full && laneOf(q) === lane) {
+        const fits =
+          parts.length === 0 ||
+          (messages + q.messages.length <= gather.maxMessages && bytes + q.bytes <= gather.maxBytes);
+        if (fits) {
+          parts.push(q);
+          messages += q.messages.length;
+          bytes += q.bytes;
+          continue;
+        }
+        // A lane's later fetches wait for the next batch, to stay in order.
+        full = true;
       }
-      // Abandoned meanwhile: the group has moved on; the fresh member redoes this batch.
-      if (gen !== generation) return;
-      const lastOffset = batch.lastOffset();
-      resolveOffset(lastOffset);
-      // A committed offset names the next message to read, hence +1.
-      const next = (BigInt(lastOffset) + 1n).toString();
-      await commitOffsetsIfNecessary({ topics: [{ topic, partitions: [{ partition, offset: next }] }] });
-      progressed();
-      // Consuming again: the next crash restarts after the shortest delay.
-      restartDelay = restartInitialMs;
-      logger.debug('batch committed', {
+      rest.push(q);
+    }
+    queued = rest;
+    queuedMessages -= messages;
+    return parts;
+  };
+
+  /** Writes one batch of `parts` and commits its partitions' offsets; false when it must stop. */
+  const writeBatch = async (gen: number, c: Consumer, parts: Queued[]): Promise<boolean> => {
+    const batchEpoch = epoch;
+    const started = Date.now();
+    const messages = parts.reduce((n, p) => n + p.messages.length, 0);
+    options.onBatchFormed?.({
+      messages,
+      bytes: parts.reduce((n, p) => n + p.bytes, 0),
+      waitedMs: started - Math.min(...parts.map((p) => p.at)),
+    });
+    progressed();
+    try {
+      await options.handleBatch(
+        {
+          parts: parts.map(({ topic, partition, highWatermark, messages: m }) => ({
+            topic,
+            partition,
+            highWatermark,
+            messages: m,
+          })),
+        },
+        {
+          heartbeat: async () => undefined,
+          isRunning: () => running && gen === generation,
+          isStale: () => epoch !== batchEpoch,
+        },
+      );
+    } catch (error) {
+      if (gen !== generation) return false;
+      const stopped = !running || epoch !== batchEpoch;
+      logger.error('batch handler failed; offsets not committed, the batch will be read again', {
         groupId,
+        partitions: parts.map(partitionKey).join(','),
+        messages,
+        error: (error as Error).message,
+      });
+      clearQueue();
+      // As a crash: a fresh member resumes from the committed offsets. A stop or a rebalance
+      // needs nothing more (the batch is simply not committed).
+      if (!stopped) replace(`crashed: batch handler failed: ${(error as Error).message}`);
+      return false;
+    }
+    // Abandoned meanwhile: the group has moved on; the fresh member redoes this batch.
+    if (gen !== generation) return false;
+    // A committed offset names the next message to read, hence +1; one commit for every
+    // partition of the batch.
+    const next = parts.map((p) => ({
+      topic: p.topic,
+      partition: p.partition,
+      offset: (BigInt(p.messages[p.messages.length - 1]!.offset) + 1n).toString(),
+    }));
+    try {
+      await c.commitOffsets(next);
+    } catch (error) {
+      // A rebalance took partitions away meanwhile: their owners read these messages again.
+      logger.warn('offsets of a written batch not committed; those messages will be read again', {
+        groupId,
+        error: (error as Error).message,
+      });
+    }
+    progressed();
+    // Consuming again: the next crash restarts after the shortest delay.
+    restartDelay = restartInitialMs;
+    logger.debug('batch committed', { groupId, partitions: next.length, messages, ms: Date.now() - started });
+    return true;
+  };
+
+  /** One lane's writer: its batches off the queue, one after another, while there are any. */
+  const writeQueued = async (gen: number, c: Consumer, lane: number): Promise<void> => {
+    while (gen === generation) {
+      const parts = takeBatch(lane);
+      if (parts.length === 0) return;
+      wakeRoomWaiters();
+      if (!(await writeBatch(gen, c, parts))) return;
+    }
+  };
+
+  /** Starts the writers of lanes with queued messages: now when a batch is full or a writer is
+   * busy already, else after the linger (the first messages after a quiet spell wait a moment). */
+  const kick = (gen: number, c: Consumer, force = false): void => {
+    if (gen !== generation || queued.length === 0) return;
+    const start = () => {
+      clearTimeout(lingerTimer);
+      lingerTimer = undefined;
+      if (gen !== generation) return;
+      for (const q of queued) {
+        const lane = laneOf(q);
+        if (writers.has(lane)) continue;
+        const w: Promise<void> = writeQueued(gen, c, lane).finally(() => {
+          if (writers.get(lane) === w) writers.delete(lane);
+          // Messages of this lane queued while its writer ended.
+          if (gen === generation && (running || force)) kick(gen, c, force);
+        });
+        writers.set(lane, w);
+      }
+    };
+    if (force || writers.size > 0 || queuedMessages >= gather.maxMessages || gather.maxWaitMs <= 0)
+      return start();
+    lingerTimer ??= setTimeout(start, gather.maxWaitMs);
+  };
+
+  const eachBatchOf =
+    (gen: number, c: Consumer): EachBatchHandler =>
+    async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+      const running = () => isRunning() && gen === generation && !stopping;
+      if (batch.isEmpty() || !running() || isStale()) return;
+      // Room for it: at most two batches wait. Meanwhile the fetch loop waits too, so kafkajs
+      // does not heartbeat: this does (heartbeat() skips the request until it is due).
+      if (queuedMessages >= 2 * gather.maxMessages) {
+        const beat = setInterval(() => {
+          if (gen !== generation) return clearInterval(beat);
+          heartbeat().catch((error: Error) =>
+            logger.debug('heartbeat while waiting for room failed', { groupId, error: error.message }),
+          );
+        }, heartbeatInterval);
+        try {
+          while (queuedMessages >= 2 * gather.maxMessages && running() && !isStale())
+            await new Promise<void>((resolve) => roomWaiters.push(resolve));
+        } finally {
+          clearInterval(beat);
+        }
+        if (!running() || isStale()) return;
+      }
+      const { topic, partition } = batch;
+      let bytes = 0;
+      for (const m of batch.messages) bytes += m.value?.length ?? 0;
+      queued.push({
         topic,
         partition,
-        messages: batch.messages.length,
-        committed: next,
-        ms: Date.now() - started,
+        highWatermark: batch.highWatermark,
+        messages: batch.messages,
+        bytes,
+        at: Date.now(),
+        gen,
       });
+      queuedMessages += batch.messages.length;
+      // Fetching goes on from after these; the commit waits for the write.
+      resolveOffset(batch.lastOffset());
+      kick(gen, c);
     };
 
   /** One attempt to (re)join: failures schedule the next attempt, they never throw. */
@@ -289,8 +486,10 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
       await consumer.run({
         autoCommit: false,
         eachBatchAutoResolve: false,
-        partitionsConsumedConcurrently: options.partitionsConsumedConcurrently ?? 1,
-        eachBatch: eachBatchOf(generation),
+        // Queuing a partition's fetch is quick, but kafkajs' own steps around each take promise
+        // turns: all of one fetch's partitions at once, so the next fetch starts sooner.
+        partitionsConsumedConcurrently: 64,
+        eachBatch: eachBatchOf(generation, consumer),
       });
     } catch (error) {
       logger.error('kafka consumer failed to start', { groupId, error: (error as Error).message });
@@ -361,16 +560,19 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     }
   };
 
-  /** Abandons the current consumer without waiting for it and starts a fresh one. */
-  const replace = (): void => {
+  /** Abandons the current consumer without waiting for it (or its writer) and starts a fresh one. */
+  function replace(why?: string): void {
     const old = consumer;
     generation++;
+    clearQueue();
+    // The abandoned writers may never return: the fresh member's do not wait for them.
+    writers.clear();
     consumer = newConsumer();
     wire(consumer, generation);
     // Not awaited: a frozen consumer's disconnect waits for its frozen batch.
     void old.disconnect().catch(() => undefined);
-    scheduleRestart(stalled ?? 'replaced');
-  };
+    scheduleRestart(why ?? stalled ?? 'replaced');
+  }
 
   const getAdmin = (): Promise<Admin> => {
     if (admin) return Promise.resolve(admin);
@@ -420,7 +622,13 @@ export function createConsumerRunner(options: ConsumerRunnerOptions): ConsumerRu
     clearInterval(watchdog);
     watchdog = undefined;
     await starting?.catch(() => undefined);
-    // disconnect() stops the runner first, which waits for the in-flight batch (and its commit).
+    // What is queued is written and committed first (a retrying step gives up at once: the
+    // batch is then not committed, and read again by the next member); fetch loops waiting for
+    // room are let go. Then disconnect() stops the runner.
+    wakeRoomWaiters();
+    kick(generation, consumer, true);
+    while (writers.size > 0) await Promise.all([...writers.values()].map((w) => w.catch(() => undefined)));
+    clearQueue();
     await consumer.disconnect();
     state = 'stopped';
     reason = 'stopped';

@@ -1,6 +1,7 @@
 // The consumer runner against a real dev broker: offsets are committed only after handleBatch
-// resolved, a failing batch is retried and stays uncommitted, and stop() lets the in-flight
-// batch finish and commit.
+// resolved, a failing batch is retried and stays uncommitted, stop() lets the in-flight batch
+// finish and commit, and batches gather what several partitions fetched, each partition in
+// order and written by one lane.
 import type { Kafka } from 'kafkajs';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
 import {
@@ -20,7 +21,9 @@ let kafka: Kafka;
 const runners: ConsumerRunner[] = [];
 
 beforeAll(async () => {
-  broker = await startDevBroker({ topics: { retried: 1, stopping: 1, lagged: 3, crashing: 1 } });
+  broker = await startDevBroker({
+    topics: { retried: 1, stopping: 1, lagged: 3, crashing: 1, gathered: 4, capped: 4 },
+  });
   kafka = createKafka({ brokers: broker.brokers, clientId: 'consumer-runner-test', logLevel: 'nothing' });
 });
 
@@ -68,7 +71,7 @@ it('commits nothing while handleBatch throws, retries the batch, and commits onc
 
   const firstOffsets: Array<string | undefined> = [];
   const failing = runner(groupId, 'retried', async (batch) => {
-    firstOffsets.push(batch.messages[0]?.offset);
+    firstOffsets.push(batch.parts.flatMap((p) => p.messages)[0]?.offset);
     throw new Error('database is down');
   });
   await failing.start();
@@ -82,7 +85,7 @@ it('commits nothing while handleBatch throws, retries the batch, and commits onc
   // A new member of the same group re-reads everything, because nothing was committed.
   const seen: string[] = [];
   const working = runner(groupId, 'retried', async (batch) => {
-    for (const m of batch.messages) seen.push(`${m.offset}:${m.value?.toString()}`);
+    for (const m of batch.parts.flatMap((p) => p.messages)) seen.push(`${m.offset}:${m.value?.toString()}`);
   });
   await working.start();
   await waitFor(() => seen.length >= 5, 'the second member to read the uncommitted messages');
@@ -99,7 +102,7 @@ it('commits nothing while handleBatch throws, retries the batch, and commits onc
   await produce('retried', ['f', 'g', 'end']);
   const third: string[] = [];
   const after = runner(groupId, 'retried', async (batch) => {
-    for (const m of batch.messages) third.push(`${m.offset}:${m.value?.toString()}`);
+    for (const m of batch.parts.flatMap((p) => p.messages)) third.push(`${m.offset}:${m.value?.toString()}`);
   });
   await after.start();
   await waitFor(() => third.includes('7:end'), 'the third member to read up to the marker');
@@ -159,7 +162,7 @@ it('restarts by itself after a crash kafkajs would not restart from, with backof
     async (batch) => {
       // A TypeError is unrecoverable for kafkajs: the crash event says restart: false.
       if (throws-- > 0) throw new TypeError("Cannot read properties of undefined (reading 'x')");
-      for (const m of batch.messages) seen.push(m.value!.toString());
+      for (const m of batch.parts.flatMap((p) => p.messages)) seen.push(m.value!.toString());
     },
     { restart: { initialMs: 300, maxMs: 1000 }, onRestart: (info) => restarts.push(info) },
   );
@@ -179,4 +182,77 @@ it('restarts by itself after a crash kafkajs would not restart from, with backof
   expect(r.status()).toMatchObject({ consuming: true, state: 'consuming', restarts: 2 });
   await r.stop();
   expect(r.status()).toMatchObject({ consuming: false, state: 'stopped' });
+});
+
+it('gathers what every partition fetched into one batch, each partition in order, and commits them all after it', async () => {
+  for (const partition of [0, 1, 2, 3])
+    await produce(
+      'gathered',
+      ['a', 'b', 'c'].map((v) => `${partition}${v}`),
+      partition,
+    );
+  const groupId = uniqueGroup('gathered');
+  const batches: string[][][] = [];
+  // One lane, and a linger long enough for every partition's first fetch to join the batch.
+  const r = runner(
+    groupId,
+    'gathered',
+    async (batch) => {
+      batches.push(batch.parts.map((p) => p.messages.map((m) => m.value!.toString())));
+    },
+    { gather: { maxMessages: 1000, maxWaitMs: 300, concurrency: 1 } },
+  );
+  await r.start();
+  await waitFor(() => batches.flat(2).length >= 12, 'all twelve messages handed over');
+  // A batch holding more than one partition's fetch.
+  expect(Math.max(...batches.map((b) => b.length))).toBeGreaterThan(1);
+  // Each partition's messages in offset order, none twice.
+  for (const partition of [0, 1, 2, 3])
+    expect(batches.flat(2).filter((v) => v.startsWith(String(partition)))).toEqual(
+      ['a', 'b', 'c'].map((v) => `${partition}${v}`),
+    );
+  await waitFor(
+    async () => (await r.lag()).every((l) => l.committedOffset === '3'),
+    'every partition committed after its batch',
+  );
+});
+
+it('keeps a batch under maxMessages (a partition fetch is never split), and each partition in one lane', async () => {
+  for (const partition of [0, 1, 2, 3])
+    await produce(
+      'capped',
+      ['a', 'b'].map((v) => `${partition}${v}`),
+      partition,
+    );
+  const groupId = uniqueGroup('capped');
+  const batches: Array<Array<{ partition: number; values: string[] }>> = [];
+  let inFlight = 0;
+  let mostAtOnce = 0;
+  const r = runner(
+    groupId,
+    'capped',
+    async (batch) => {
+      inFlight++;
+      mostAtOnce = Math.max(mostAtOnce, inFlight);
+      batches.push(
+        batch.parts.map((p) => ({
+          partition: p.partition,
+          values: p.messages.map((m) => m.value!.toString()),
+        })),
+      );
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      inFlight--;
+    },
+    { gather: { maxMessages: 2, maxWaitMs: 200, concurrency: 2 } },
+  );
+  await r.start();
+  await waitFor(() => batches.flat().flatMap((p) => p.values).length >= 8, 'all eight messages handed over');
+  for (const b of batches) expect(b.flatMap((p) => p.values).length).toBeLessThanOrEqual(2);
+  // Lanes by partition number: even partitions in one, odd in the other, never mixed.
+  for (const b of batches) expect(new Set(b.map((p) => p.partition % 2)).size).toBe(1);
+  expect(mostAtOnce).toBeLessThanOrEqual(2);
+  await waitFor(
+    async () => (await r.lag()).every((l) => l.committedOffset === '2'),
+    'every partition committed',
+  );
 });

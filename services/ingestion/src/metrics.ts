@@ -39,9 +39,23 @@ export function createIngestionMetrics(
     }),
     batchSize: new prom.Histogram({
       name: 'sett_ingestion_batch_size',
-      help: 'Messages per consumed batch (one partition)',
+      help: 'Messages per batch written: what every assigned partition fetched, gathered (labelled by its first topic)',
       labelNames: ['topic'],
       buckets: [1, 10, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000],
+      registers,
+    }),
+    batchWait: new prom.Histogram({
+      name: 'sett_ingestion_batch_wait_seconds',
+      help: "How long a batch's oldest messages waited between their fetch and the start of its write",
+      labelNames: ['group'],
+      buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    producedToStored: new prom.Histogram({
+      name: 'sett_ingestion_produced_to_stored_seconds',
+      help: "Time from capture's produce of a batch's oldest message (its Kafka timestamp) to the batch's Postgres commit",
+      labelNames: ['topic'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800],
       registers,
     }),
     batchDuration: new prom.Histogram({

@@ -38,7 +38,10 @@ export type IngestionWorkerConfig = Pick<
   | 'sessionTimeoutMs'
   | 'heartbeatIntervalMs'
   | 'maxWaitTimeMs'
-  | 'partitionsConcurrently'
+  | 'batchMaxEvents'
+  | 'batchMaxBytes'
+  | 'batchWaitMs'
+  | 'batchConcurrency'
   | 'stallTimeoutMs'
 >;
 
@@ -165,7 +168,13 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
       heartbeatInterval: config.heartbeatIntervalMs,
       maxWaitTimeInMs: config.maxWaitTimeMs,
       maxBytesPerPartition: config.maxBatchBytes,
-      partitionsConsumedConcurrently: config.partitionsConcurrently,
+      gather: {
+        maxMessages: config.batchMaxEvents,
+        maxBytes: config.batchMaxBytes,
+        maxWaitMs: config.batchWaitMs,
+        concurrency: config.batchConcurrency,
+      },
+      onBatchFormed: ({ waitedMs }) => metrics.batchWait.observe({ group: plan.groupId }, waitedMs / 1000),
       restart: deps.restart,
       onRestart: ({ groupId }) => metrics.consumerRestarts.inc({ group: groupId }),
       stallTimeoutMs: config.stallTimeoutMs,

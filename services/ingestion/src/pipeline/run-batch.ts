@@ -1,4 +1,5 @@
-// Runs one fetched batch (one partition) through ingestion's steps, in order:
+// Runs one batch (the messages of one or more partitions, gathered by the consumer runner)
+// through ingestion's steps, in order:
 // 1. prepare: decode and validate every message; what cannot be ingested is dropped or
 //    dead-lettered (an exception while preparing one message dead-letters that message alone),
 //    and the dead letters are acknowledged by Kafka before anything else happens;
@@ -13,7 +14,7 @@
 // are retried for as long as it takes, holding the partition, readiness false meanwhile.
 import type { Pool } from 'pg';
 import type { KafkaMessage } from 'kafkajs';
-import type { BatchContext, ConsumerBatch } from '@sett/kafka';
+import { batchMessageCount, type BatchContext, type ConsumerBatch } from '@sett/kafka';
 import type { Logger } from '@sett/logger';
 import type { IngestionMetrics } from '../metrics';
 import type { TeamResolver } from '../teams/team-resolver';
@@ -61,10 +62,14 @@ export type BatchRunnerDeps = {
   teamSteps?: TeamSteps;
 };
 
+/** Where a message came from. Prepared events carry its index in the batch as their `offset`
+ * (offsets repeat across partitions), which this resolves. */
+type Origin = { topic: string; partition: number; message: KafkaMessage };
+
 /** One batch's messages after preparing: what goes on, and what was dropped or dead-lettered. */
 type Triage = {
   prepared: PreparedEvent[];
-  byOffset: Map<string, KafkaMessage>;
+  origins: Origin[];
   dead: DeadLetter[];
   drops: Map<DropReason, number>;
 };
@@ -79,7 +84,7 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   const runner: Runner = { ...deps, untilDone: createRetryPolicy(deps), warnedAt: new Map() };
   return async function runBatch(batch: ConsumerBatch, ctx: BatchContext): Promise<void> {
     const started = process.hrtime.bigint();
-    const key = `${batch.topic}/${batch.partition}`;
+    const key = batchKey(batch);
     const triage = prepare(batch);
     if (triage.dead.length > 0) {
       const dead = [...triage.dead];
@@ -100,24 +105,35 @@ export function createBatchRunner(deps: BatchRunnerDeps) {
   };
 }
 
+/**
+ * The batch's name in retry health and logs: its first partition, and how many more. Readiness
+ * maps a problem to its consumer group by the topic it starts with.
+ */
+function batchKey(batch: ConsumerBatch): string {
+  const first = batch.parts[0];
+  if (!first) return 'empty';
+  return `${first.topic}/${first.partition}${batch.parts.length > 1 ? ` and ${batch.parts.length - 1} more partitions` : ''}`;
+}
+
 /** Step 1: decodes and validates every message; what cannot be ingested is dropped or dead-lettered. */
 function prepare(batch: ConsumerBatch): Triage {
-  const { topic, partition } = batch;
-  const t: Triage = { prepared: [], byOffset: new Map(), dead: [], drops: new Map() };
-  for (const m of batch.messages) {
-    let r: StepResult<PreparedEvent>;
-    try {
-      r = prepareMessage(m.value, m.offset);
-    } catch (error) {
-      // A shape nobody foresaw must cost this message only, never the partition.
-      r = dlq(`failed to prepare: ${describeFailure(error as Error)}`);
+  const t: Triage = { prepared: [], origins: [], dead: [], drops: new Map() };
+  // Partition by partition, each in offset order: one key's events stay in order.
+  for (const { topic, partition, messages } of batch.parts)
+    for (const m of messages) {
+      const ref = String(t.origins.length);
+      t.origins.push({ topic, partition, message: m });
+      let r: StepResult<PreparedEvent>;
+      try {
+        r = prepareMessage(m.value, ref);
+      } catch (error) {
+        // A shape nobody foresaw must cost this message only, never the batch.
+        r = dlq(`failed to prepare: ${describeFailure(error as Error)}`);
+      }
+      if (r.kind === 'ok') t.prepared.push(r.value);
+      else if (r.kind === 'drop') countDrop(t.drops, r.reason);
+      else t.dead.push({ topic, partition, offset: m.offset, reason: r.reason, value: m.value });
     }
-    if (r.kind === 'ok') {
-      t.prepared.push(r.value);
-      t.byOffset.set(m.offset, m);
-    } else if (r.kind === 'drop') countDrop(t.drops, r.reason);
-    else t.dead.push({ topic, partition, offset: m.offset, reason: r.reason, value: m.value });
-  }
   return t;
 }
 
@@ -167,8 +183,7 @@ async function write(
   ctx: BatchContext,
 ): Promise<WriteBatchResult[]> {
   if (events.length === 0) return [];
-  const { topic, partition } = batch;
-  const key = `${topic}/${partition}`;
+  const key = batchKey(batch);
   const writeOnce = run.writeBatch ?? writeBatch;
   const outcome = await writeIsolatingRejected(
     events,
@@ -176,13 +191,16 @@ async function write(
     (error) => error instanceof RejectedError,
   );
   if (outcome.rejected.length > 0) {
-    const letters = outcome.rejected.map(({ item, error }) => ({
-      topic,
-      partition,
-      offset: item.offset,
-      reason: `rejected while writing: ${describeFailure((error as RejectedError).original)}`,
-      value: t.byOffset.get(item.offset)?.value ?? null,
-    }));
+    const letters = outcome.rejected.map(({ item, error }) => {
+      const origin = t.origins[Number(item.offset)]!;
+      return {
+        topic: origin.topic,
+        partition: origin.partition,
+        offset: origin.message.offset,
+        reason: `rejected while writing: ${describeFailure((error as RejectedError).original)}`,
+        value: origin.message.value,
+      };
+    });
     run.logger.warn('events refused by Postgres or the person and group rules; dead-lettering them', {
       partition: key,
       events: events.length,
@@ -206,8 +224,8 @@ async function finish(
   results: WriteBatchResult[],
   started: bigint,
 ): Promise<void> {
-  const { topic, partition } = batch;
   const { metrics, logger } = run;
+  const messages = batchMessageCount(batch);
   for (const e of events) if (e.warnings.length > 0) noteWarnings(run, e);
   let dropped = 0;
   for (const [reason, n] of t.drops) {
@@ -215,9 +233,9 @@ async function finish(
     dropped += n;
   }
   if (t.dead.length > 0) {
-    metrics.deadLetters.inc({ topic }, t.dead.length);
+    for (const d of t.dead) metrics.deadLetters.inc({ topic: d.topic });
     logger.warn('messages sent to the dead letter topic', {
-      partition: `${topic}/${partition}`,
+      partition: `${t.dead[0]!.topic}/${t.dead[0]!.partition}`,
       count: t.dead.length,
       firstReason: t.dead[0]?.reason,
     });
@@ -239,15 +257,45 @@ async function finish(
         .catch((error: Error) => logger.warn('after-Postgres-commit step failed', { error: error.message }));
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  metrics.events.inc({ topic }, sum.inserted);
-  metrics.batchSize.observe({ topic }, batch.messages.length);
+  // Counted under the batch's first topic: a group's batches mix its topics (live and overflow).
+  const topic = batch.parts[0]?.topic ?? 'none';
+  const storedByTopic = new Map<string, number>();
+  for (const e of events) {
+    const origin = t.origins[Number(e.offset)]!;
+    storedByTopic.set(origin.topic, (storedByTopic.get(origin.topic) ?? 0) + 1);
+  }
+  // Stored events by the topic each came from (the write counts rows, not which were new: with
+  // duplicates in a batch of two topics, the rows are apportioned, the remainder to the first).
+  const share = events.length > 0 ? sum.inserted / events.length : 0;
+  let apportioned = 0;
+  const counts = [...storedByTopic].map(([from, n]) => {
+    const c = Math.floor(n * share);
+    apportioned += c;
+    return [from, c] as const;
+  });
+  counts.forEach(([from, c], i) =>
+    metrics.events.inc({ topic: from }, i === 0 ? c + sum.inserted - apportioned : c),
+  );
+  metrics.batchSize.observe({ topic }, messages);
+  // The oldest message's Kafka timestamp: how far behind the live traffic the batch was stored.
+  let oldest = Infinity;
+  for (const p of batch.parts) {
+    const at = Number(p.messages[0]?.timestamp);
+    if (at > 0 && at < oldest) oldest = at;
+  }
+  if (Number.isFinite(oldest) && results.length > 0)
+    metrics.producedToStored.observe({ topic }, Math.max(0, Date.now() - oldest) / 1000);
   metrics.batchDuration.observe({ topic }, seconds);
   logger.info('batch ingested', {
     topic,
-    partition,
-    firstOffset: batch.messages[0]?.offset,
-    lastOffset: batch.messages.at(-1)?.offset,
-    messages: batch.messages.length,
+    partitions: batch.parts.length,
+    // Where it came from: topic/partition@first-last offset, the first ten partitions.
+    offsets:
+      batch.parts
+        .slice(0, 10)
+        .map((p) => `${p.topic}/${p.partition}@${p.messages[0]?.offset}-${p.messages.at(-1)?.offset}`)
+        .join(' ') + (batch.parts.length > 10 ? ' …' : ''),
+    messages,
     stored: sum.inserted,
     alreadyStored: sum.alreadyStored,
     dropped,

@@ -93,7 +93,6 @@ function spawnWorker(): { child: ChildProcess; port: Promise<number> } {
       INGESTION_SESSION_TIMEOUT_MS: '3000',
       INGESTION_HEARTBEAT_INTERVAL_MS: '300',
       INGESTION_MAX_WAIT_MS: '200',
-      INGESTION_PARTITIONS_CONCURRENTLY: '2',
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'info',
     },

@@ -156,7 +156,10 @@ export function startWorker(
     config: {
       topics: ['main', 'overflow', 'historical'],
       maxBatchBytes: 1024 * 1024,
-      partitionsConcurrently: 2,
+      batchMaxEvents: 5_000,
+      batchMaxBytes: 8 * 1024 * 1024,
+      batchWaitMs: 10,
+      batchConcurrency: 2,
       stallTimeoutMs: 120_000,
       ...FAST,
       ...opts.config,

@@ -56,8 +56,9 @@ it('replaces a consumer whose fetch loop froze: 503 naming the group, counted, l
     groupIds: { live: group, historical: 'watchdog-historical' },
     logger,
     beforeBatch: (batch) => {
-      if (frozen.has(batch.partition)) return;
-      frozen.add(batch.partition);
+      const partition = batch.parts[0]!.partition;
+      if (frozen.has(partition)) return;
+      frozen.add(partition);
       return new Promise<void>(() => undefined);
     },
   });

@@ -57,17 +57,21 @@ function setup(writer: (events: TeamEvent[]) => Promise<WriteBatchResult>) {
   const run = (values: Array<Buffer | null>) =>
     handle(
       {
-        topic: 't',
-        partition: 0,
-        highWatermark: String(values.length),
-        messages: values.map((value, i) => ({
-          offset: String(i),
-          value,
-          key: null,
-          timestamp: '0',
-          attributes: 0,
-          headers: {},
-        })),
+        parts: [
+          {
+            topic: 't',
+            partition: 0,
+            highWatermark: String(values.length),
+            messages: values.map((value, i) => ({
+              offset: String(i),
+              value,
+              key: null,
+              timestamp: '0',
+              attributes: 0,
+              headers: {},
+            })),
+          },
+        ],
       },
       ctx,
     );
@@ -167,9 +171,8 @@ it('logs one info line per batch: partition, offsets, counts, persons and durati
       message: 'batch ingested',
       meta: {
         topic: 't',
-        partition: 0,
-        firstOffset: '0',
-        lastOffset: '3',
+        partitions: 1,
+        offsets: 't/0@0-3',
         messages: 4,
         stored: 2,
         alreadyStored: 0,
