@@ -8,6 +8,7 @@ import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
 import type { Redis } from '@sett/cache';
 import { createRegexChecker, type RegexChecker } from '@sett/flags';
+import { ALL_KINDS, createQueryEngine, createStatementRunner } from '@sett/query';
 import { createRouteApp, type Authenticator, type RouteApp, type prom } from '@sett/http';
 import { deriveCredentialKeys, deriveFlagPayloadKey } from '@sett/keys';
 import type { Logger } from '@sett/logger';
@@ -32,7 +33,7 @@ import { createRedisRateLimiter } from './rate-limit/rate-limiter';
 import type { ManagementRouteDeps } from './route-deps';
 import { createQuerySlots } from './query/query-slots';
 import { createQueryRunner } from './query/run-query';
-import { createStatementRunner } from './query/statements';
+
 import { managementRoutes } from './routes';
 import { createMemberCountCache } from './users/member-count-cache';
 import { createUserService } from './users/user-service';
@@ -129,7 +130,11 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     personalApiKeys: createPersonalApiKeyService(prisma),
     regexes,
     queries: createQueryRunner({
-      statements: createStatementRunner(deps.queryPool ?? pool, pool),
+      engine: createQueryEngine({
+        statements: createStatementRunner(deps.queryPool ?? pool, pool),
+        regexes,
+        kinds: ALL_KINDS,
+      }),
       slots: createQuerySlots({
         redis,
         limits: {
@@ -142,7 +147,6 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
         logger,
         registry,
       }),
-      regexes,
       timeoutMs: queryLimits.timeoutMs,
       registry,
     }),

@@ -302,6 +302,27 @@ describe('TrendsQuery', () => {
     expect(extra).toMatchObject({ status: 400, body: { attr: 'async' } });
   });
 
+  it("answers a query wrapped the way PostHog's clients send it as the query in its source", async () => {
+    const inner = { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: null }], dateRange: range };
+    const direct = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, { query: inner });
+    for (const wrapper of ['InsightVizNode', 'DataVisualizationNode'])
+      for (const extra of [{}, { full: true, showHeader: false }]) {
+        const wrapped = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
+          query: { kind: wrapper, source: inner, ...extra },
+        });
+        expect(wrapped.status).toBe(200);
+        expect(wrapped.body.results).toEqual(direct.body.results);
+      }
+    const unserved = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
+      query: { kind: 'DataTableNode', source: { kind: 'PathsQuery' } },
+    });
+    expect(unserved).toMatchObject({ status: 400, body: { attr: 'query.source.kind' } });
+    const empty = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
+      query: { kind: 'InsightVizNode' },
+    });
+    expect(empty).toMatchObject({ status: 400, body: { attr: 'query.source' } });
+  });
+
   it('needs query:read, and sees only projects the key can read', async () => {
     const other = await createKey(h.prisma, f.alice.id, ['project:read']);
     const denied = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, other, {

@@ -5,7 +5,7 @@
 import type pg from 'pg';
 import { ValidationError } from '@sett/http';
 import type { RegexChecker } from '@sett/flags';
-import { readPropertyFilters } from '../filters/property-filter-sql';
+import { readPropertyFilters } from '@sett/query';
 import { decodeCursor, encodeCursor, pageUrl, type PageRequestInfo } from '../pagination/pagination';
 import { isUuid } from '../validate';
 import type { EventListQuery } from './event-schemas';

@@ -3,7 +3,7 @@
 // deep, so the list stays fast on millions of rows. Plain SQL through the pg pool (the hot
 // path is visible). Persons of the page are resolved in one extra query.
 import type pg from 'pg';
-import { propertyFilterSql, type PropertyGroup } from '../filters/property-filter-sql';
+import { propertyFilterSql, type PropertyGroup } from '@sett/query';
 import type { EventCursor } from '../pagination/pagination';
 
 export interface EventFilters {

@@ -7,7 +7,7 @@
 import type pg from 'pg';
 import { NotFoundError } from '@sett/http';
 import type { RegexChecker } from '@sett/flags';
-import { propertyFilterSql, readPropertyFilters } from '../filters/property-filter-sql';
+import { propertyFilterSql, readPropertyFilters } from '@sett/query';
 import type { JobRow } from '../jobs/job-store';
 import type { Page } from '../pagination/pagination';
 import { isUuid } from '../validate';

@@ -1,25 +1,21 @@
 // POST /api/projects/:id/query/: PostHog's query endpoint. The body is `{query: {kind, ...},
-// refresh?, client_query_id?, name?}`; each supported kind has its own closed schema, so a field
-// Sett does not serve is a 400 naming it (`query.compareFilter`), and an unsupported kind is a
-// 400 with `attr: "query.kind"` listing the kinds served. docs/query.md says what each costs.
+// refresh?, client_query_id?, name?}`. The query engine (@sett/query) checks the node against
+// its kind's closed schema (a field Sett does not serve is a 400 naming it, an unsupported kind
+// a 400 with `attr: "query.kind"` listing the kinds served) and runs it; this route validates,
+// limits and calls it. docs/query.md says what each kind costs.
 //
 // What one request may cost others (docs/query.md, "Limits"), in the order it is checked:
 // 1. the query's shape: dates, filters and the answer's size (the cost model), before anything
 //    runs (400 naming the field to narrow);
-// 2. its regexes, settled within a per-request budget, large ones off the event loop;
+// 2. its regexes, settled within a per-request budget, large ones off the event loop (1 and 2
+//    are the engine's prepare step);
 // 3. a slot: at most QUERY_MAX_CONCURRENT queries at once in all, QUERY_MAX_PER_USER of one
 //    user, QUERY_MAX_PER_PROJECT of one project, over every replica (Redis; 429 past them);
 // 4. one connection of the query pool, one read-only transaction, and one deadline for the
 //    whole request (QUERY_TIMEOUT_MS: 504, every statement it started cancelled).
-import { prom, RateLimitedError, ValidationError } from '@sett/http';
-import type { RegexChecker } from '@sett/flags';
-import { compile, describeAjvError } from '@sett/schemas';
-import { checkFilterRegexes, filterRegexes } from '../filters/property-filter-sql';
+import { prom, RateLimitedError } from '@sett/http';
+import type { QueryEngine } from '@sett/query';
 import type { QuerySlots, SlotScope } from './query-slots';
-import type { StatementRunner } from './statements';
-import { planTrends, runTrends, trendsQuerySchema, type TrendsQuery } from './trends';
-
-export const SUPPORTED_KINDS = ['TrendsQuery'] as const;
 
 export const queryRequestSchema = {
   type: 'object',
@@ -30,7 +26,8 @@ export const queryRequestSchema = {
       type: 'object',
       required: ['kind'],
       properties: { kind: { type: 'string', maxLength: 100 } },
-      description: `A query node: kind ${SUPPORTED_KINDS.join(', ')} (PostHog's schema)`,
+      description:
+        "A query node (PostHog's schema): TrendsQuery, or one wrapped in InsightVizNode, DataVisualizationNode or DataTableNode",
     },
     refresh: {
       enum: ['blocking', 'force_blocking', true, false],
@@ -40,8 +37,6 @@ export const queryRequestSchema = {
     name: { type: 'string', maxLength: 400 },
   },
 } as const;
-
-const validateTrends = compile<TrendsQuery>(trendsQuerySchema);
 
 export interface QueryCaller {
   userId: number;
@@ -58,9 +53,8 @@ export interface QueryRunner {
 }
 
 export interface QueryRunnerDeps {
-  statements: StatementRunner;
+  engine: QueryEngine;
   slots: QuerySlots;
-  regexes: RegexChecker;
   /** QUERY_TIMEOUT_MS: the whole request's deadline. */
   timeoutMs: number;
   registry: prom.Registry;
@@ -91,22 +85,8 @@ export function createQueryRunner(deps: QueryRunnerDeps): QueryRunner {
 
   return {
     async run(caller, query, signal) {
-      if (query.kind !== 'TrendsQuery')
-        throw new ValidationError(
-          `Query kind ${JSON.stringify(query.kind)} is not supported. Supported kinds: ${SUPPORTED_KINDS.join(', ')}.`,
-          'query.kind',
-          'unsupported_query_kind',
-        );
-      if (!validateTrends(query)) {
-        const problem = describeAjvError(validateTrends.errors);
-        throw new ValidationError(
-          problem.attr ? `query.${problem.detail}` : problem.detail,
-          problem.attr ? `query.${problem.attr}` : 'query',
-        );
-      }
-      const plan = planTrends(query, caller.timeZone, now());
-      await checkFilterRegexes(plan.groups, deps.regexes);
-
+      // Shape, dates, filters, the answer's size and the regexes: all before a slot is taken.
+      const prepared = await deps.engine.prepare({ id: caller.teamId, timeZone: caller.timeZone }, query);
       const lease = await deps.slots.acquire({ userId: caller.userId, teamId: caller.teamId });
       if (!lease.ok) {
         refused.inc({ cap: lease.refusedBy });
@@ -116,33 +96,15 @@ export function createQueryRunner(deps: QueryRunnerDeps): QueryRunner {
       const started = process.hrtime.bigint();
       let outcome = 'error';
       try {
-        const byPattern = new Map<string, { pattern: string; attr: string; key: string }>();
-        for (const l of filterRegexes(plan.groups)) {
-          const pattern = typeof l.value === 'string' ? l.value : JSON.stringify(l.value);
-          if (!byPattern.has(pattern)) byPattern.set(pattern, { pattern, attr: l.attr, key: l.key });
-        }
-        const regexes = [...byPattern.values()];
-        const answer = await deps.statements.run(
-          (db) => runTrends(db, caller.teamId, caller.timeZone, plan, now()),
-          { deadline: Date.now() + deps.timeoutMs, regexes, signal },
-        );
+        const answer = await prepared.run({ deadline: Date.now() + deps.timeoutMs, signal });
         outcome = 'ok';
-        const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        return {
-          results: answer.results,
-          hasMore: answer.hasMore,
-          is_cached: false,
-          last_refresh: now().toISOString(),
-          timezone: caller.timeZone,
-          resolved_date_range: answer.resolved_date_range,
-          timings: [{ k: 'trends', t: ms / 1000 }],
-        };
+        return { ...answer, is_cached: false, last_refresh: now().toISOString() };
       } catch (err) {
         if ((err as { status?: number }).status === 504) outcome = 'timeout';
         throw err;
       } finally {
         running.dec();
-        seconds.observe({ kind: 'TrendsQuery', outcome }, Number(process.hrtime.bigint() - started) / 1e9);
+        seconds.observe({ kind: prepared.kind, outcome }, Number(process.hrtime.bigint() - started) / 1e9);
         await lease.release();
       }
     },

@@ -2,11 +2,7 @@
 // refusing what cannot be evaluated, and every value bound as a parameter (never SQL text).
 import { createRegexChecker } from '@sett/flags';
 import { ValidationError } from '@sett/http';
-import {
-  parsePropertyFilters,
-  propertyFilterSql,
-  readPropertyFilters,
-} from '../src/filters/property-filter-sql';
+import { parsePropertyFilters, propertyFilterSql, readPropertyFilters } from '../src/property-filters';
 
 const parse = (value: unknown) =>
   parsePropertyFilters(JSON.stringify(value), 'properties', ['event', 'person']);

@@ -9,7 +9,7 @@ import {
   shift,
   wallMs,
   type Local,
-} from '../src/query/time-range';
+} from '../src/time-range';
 
 const at = (y: number, mo: number, d: number, h = 0): Local => ({ y, mo, d, h, mi: 0, s: 0 });
 const NOW = new Date('2026-11-27T15:30:00Z');

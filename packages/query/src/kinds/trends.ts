@@ -13,8 +13,9 @@
 // each distinct id's current person. The statement runs under the management pool's statement
 // timeout.
 import { ValidationError } from '@sett/http';
-import { parsePropertyFilters, propertyFilterSql, type PropertyGroup } from '../filters/property-filter-sql';
-import type { Statements } from './statements';
+import { parsePropertyFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
+import type { QueryKind } from '../engine';
+import type { Statements } from '../statements';
 import {
   TRENDS_INTERVALS,
   dayText,
@@ -25,7 +26,7 @@ import {
   resolveRange,
   type Interval,
   type ResolvedRange,
-} from './time-range';
+} from '../time-range';
 
 export { TRENDS_INTERVALS };
 export type TrendsInterval = Interval;
@@ -396,3 +397,19 @@ export async function runTrends(
     resolved_date_range,
   };
 }
+
+/** TrendsQuery as the engine runs it. */
+export const trendsKind: QueryKind<TrendsQuery, TrendsPlan> = {
+  kind: 'TrendsQuery',
+  schema: trendsQuerySchema,
+  plan: (query, team, now) => planTrends(query, team.timeZone, now),
+  async execute(db, team, plan, now) {
+    const answer = await runTrends(db, team.id, team.timeZone, plan, now);
+    return {
+      results: answer.results,
+      hasMore: answer.hasMore,
+      timezone: team.timeZone,
+      resolved_date_range: answer.resolved_date_range,
+    };
+  },
+};

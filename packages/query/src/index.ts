@@ -1,0 +1,26 @@
+// @sett/query: the dashboard query engine (QueryEngine), its Postgres implementation and the
+// query kinds, with the property filters and date ranges they share with management's lists.
+export { createQueryEngine } from './engine';
+export type {
+  EngineDeps,
+  PlanBase,
+  PreparedQuery,
+  QueryAnswer,
+  QueryEngine,
+  QueryKind,
+  QueryTeam,
+  RunOptions,
+} from './engine';
+export { createStatementRunner } from './statements';
+export type { Statements, StatementRunner } from './statements';
+export {
+  checkFilterRegexes,
+  filterRegexes,
+  parsePropertyFilters,
+  propertyFilterSql,
+  readPropertyFilters,
+} from './property-filters';
+export type { PropertyGroup, PropertyLeaf, PropertyOperator, PropertySource } from './property-filters';
+export { MAX_BUCKETS, TRENDS_INTERVALS } from './time-range';
+export { MAX_ANSWER_POINTS, trendsKind } from './kinds/trends';
+export { ALL_KINDS } from './kinds';
