@@ -23,4 +23,5 @@ export {
 export type { PropertyGroup, PropertyLeaf, PropertyOperator, PropertySource } from './property-filters';
 export { MAX_BUCKETS, TRENDS_INTERVALS } from './time-range';
 export { MAX_ANSWER_POINTS, trendsKind } from './kinds/trends';
+export { eventsKind } from './kinds/events';
 export { ALL_KINDS } from './kinds';

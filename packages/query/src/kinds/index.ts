@@ -1,7 +1,9 @@
 // Every query kind the engine serves, in the order docs and errors list them.
 import type { PlanBase, QueryKind } from '../engine';
+import { eventsKind } from './events';
 import { trendsKind } from './trends';
 
 export const ALL_KINDS: ReadonlyArray<QueryKind<never, PlanBase>> = [
   trendsKind as unknown as QueryKind<never, PlanBase>,
+  eventsKind as unknown as QueryKind<never, PlanBase>,
 ];
