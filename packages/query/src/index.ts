@@ -24,4 +24,7 @@ export type { PropertyGroup, PropertyLeaf, PropertyOperator, PropertySource } fr
 export { MAX_BUCKETS, TRENDS_INTERVALS } from './time-range';
 export { MAX_ANSWER_POINTS, trendsKind } from './kinds/trends';
 export { eventsKind } from './kinds/events';
+export { funnelsKind } from './kinds/funnels';
+export { bestAttempt } from './kinds/funnel-steps';
+export type { Attempt, Exclusion, FunnelOrder, PersonEvent } from './kinds/funnel-steps';
 export { ALL_KINDS } from './kinds';
