@@ -25,6 +25,7 @@ export { MAX_BUCKETS, TRENDS_INTERVALS } from './time-range';
 export { MAX_ANSWER_POINTS, trendsKind } from './kinds/trends';
 export { eventsKind } from './kinds/events';
 export { funnelsKind } from './kinds/funnels';
+export { retentionKind } from './kinds/retention';
 export { bestAttempt } from './kinds/funnel-steps';
 export type { Attempt, Exclusion, FunnelOrder, PersonEvent } from './kinds/funnel-steps';
 export { ALL_KINDS } from './kinds';
