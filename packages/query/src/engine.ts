@@ -18,6 +18,8 @@ import type { Statements, StatementRunner } from './statements';
 export interface QueryTeam {
   id: number;
   timeZone: string;
+  /** The project's test account filters (PostHog's property filters), for `filterTestAccounts`. */
+  testAccountFilters?: unknown;
 }
 
 export interface RunOptions {

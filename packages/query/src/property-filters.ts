@@ -23,7 +23,7 @@ export interface PropertyLeaf {
   key: string;
   value: unknown;
   operator: PropertyOperator;
-  /** event or person */
+  /** event, person, or group_<n> (a group filter of group_type_index n) */
   type: string;
   /** The request field it came from, for errors found after parsing (regexes). */
   attr: string;
@@ -91,12 +91,20 @@ function parseLeaf(node: unknown, attr: string, types: readonly string[]): Prope
   const f = node as Record<string, unknown>;
   if (typeof f.key !== 'string' || f.key === '' || f.key.length > 400)
     return refuse(attr, 'each filter needs a key (a string of 1 to 400 characters).');
-  const type = f.type ?? types[0];
-  if (typeof type !== 'string' || !types.includes(type))
+  const given = f.type ?? types[0];
+  if (typeof given !== 'string' || !types.includes(given))
     return refuse(
       attr,
-      `filters of type ${JSON.stringify(type)} are not supported here (${types.join(', ')}).`,
+      `filters of type ${JSON.stringify(given)} are not supported here (${types.join(', ')}).`,
     );
+  let type: string = given;
+  // A group's property: the group of that type the event belongs to (its source is `group_<n>`).
+  if (type === 'group') {
+    const index = f.group_type_index;
+    if (typeof index !== 'number' || !Number.isInteger(index) || index < 0 || index > 4)
+      return refuse(attr, `the group filter on ${f.key} needs a group_type_index from 0 to 4.`);
+    type = `group_${index}`;
+  }
   const operator = f.operator ?? 'exact';
   if (typeof operator !== 'string' || !OPERATORS.has(operator))
     return refuse(attr, `unsupported operator ${JSON.stringify(operator)}.`);
@@ -161,6 +169,26 @@ export async function readPropertyFilters(
   const group = parsePropertyFilters(raw, attr, types);
   await checkFilterRegexes([group], regexes);
   return group;
+}
+
+/** A query node's filters (a list or an AND/OR group), parsed; undefined when absent or empty. */
+export function nodeFilters(
+  raw: unknown,
+  attr: string,
+  types: readonly string[] = ['event', 'person'],
+): PropertyGroup | undefined {
+  if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) return undefined;
+  return parsePropertyFilters(JSON.stringify(raw), attr, types);
+}
+
+/** Two filter groups that must both hold, as one (either may be absent). */
+export function combine(
+  a: PropertyGroup | undefined,
+  b: PropertyGroup | undefined,
+): PropertyGroup | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return { type: 'AND', values: [a, b] };
 }
 
 /**

@@ -905,16 +905,22 @@ const queryRoutes = [
     schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },
     handler: async ({ params, body, auth, reply }, d) => {
       const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
-      const { rows } = await d.pool.query<{ timezone: string }>('SELECT timezone FROM teams WHERE id = $1', [
-        teamId,
-      ]);
+      const { rows } = await d.pool.query<{ timezone: string; test_account_filters: unknown }>(
+        'SELECT timezone, test_account_filters FROM teams WHERE id = $1',
+        [teamId],
+      );
       // A client that leaves before the answer stops its query.
       const gone = new AbortController();
       reply.raw.once('close', () => {
         if (!reply.raw.writableFinished) gone.abort();
       });
       return d.queries.run(
-        { userId: auth.userId, teamId, timeZone: rows[0]?.timezone ?? 'UTC' },
+        {
+          userId: auth.userId,
+          teamId,
+          timeZone: rows[0]?.timezone ?? 'UTC',
+          testAccountFilters: rows[0]?.test_account_filters ?? [],
+        },
         body.query as Record<string, unknown>,
         gone.signal,
       );

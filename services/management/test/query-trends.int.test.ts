@@ -281,7 +281,7 @@ describe('TrendsQuery', () => {
     expect(compareTo.status).toBe(400);
     expect(compareTo.body.attr).toBe('query.compareFilter.compare_to');
 
-    const math = await query({ series: [{ kind: 'EventsNode', math: 'weekly_active' }] });
+    const math = await query({ series: [{ kind: 'EventsNode', math: 'hogql' }] });
     expect(math.status).toBe(400);
     expect(math.body.attr).toBe('query.series.0.math');
 

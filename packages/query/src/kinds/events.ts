@@ -19,8 +19,8 @@
 // timestamp) over the time bounds, joined to the person tables only when a person column, a
 // person filter or personId needs them.
 import { ValidationError } from '@sett/http';
-import type { PlanBase, QueryKind } from '../engine';
-import { parsePropertyFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
+import type { PlanBase, QueryKind, QueryTeam } from '../engine';
+import { nodeFilters, propertyFilterSql } from '../property-filters';
 import { localOf, localText, parseDate, type Local } from '../time-range';
 
 const PROPERTIES_SCHEMA = { type: ['array', 'object'] } as const;
@@ -54,7 +54,7 @@ export const eventsQuerySchema = {
     orderBy: { type: 'array', maxItems: MAX_COLUMNS, items: { type: 'string', maxLength: 520 } },
     limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT },
     offset: { type: 'integer', minimum: 0, maximum: 1_000_000 },
-    filterTestAccounts: { const: false },
+    filterTestAccounts: { type: 'boolean' },
     response: { type: 'object' },
     modifiers: { type: 'object', maxProperties: 0 },
     tags: { type: 'object' },
@@ -73,6 +73,7 @@ export interface EventsQuery {
   after?: string | null;
   before?: string | null;
   orderBy?: string[];
+  filterTestAccounts?: boolean;
   limit?: number;
   offset?: number;
 }
@@ -192,13 +193,8 @@ export interface EventsPlan extends PlanBase {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-function filters(raw: unknown, attr: string): PropertyGroup | undefined {
-  if (raw === undefined || raw === null) return undefined;
-  if (Array.isArray(raw) && raw.length === 0) return undefined;
-  return parsePropertyFilters(JSON.stringify(raw), attr, ['event', 'person']);
-}
-
-export function planEvents(query: EventsQuery, timeZone: string, nowDate: Date): EventsPlan {
+export function planEvents(query: EventsQuery, team: QueryTeam, nowDate: Date): EventsPlan {
+  const timeZone = team.timeZone;
   const params: unknown[] = [];
   const bind = (value: unknown) => `$${params.push(value)}`;
   const teamParam = bind(null); // $1, filled at run time
@@ -250,8 +246,8 @@ export function planEvents(query: EventsQuery, timeZone: string, nowDate: Date):
     needsPerson = true;
   }
   const groups = [
-    filters(query.properties, 'query.properties'),
-    filters(query.fixedProperties, 'query.fixedProperties'),
+    nodeFilters(query.properties, 'query.properties'),
+    nodeFilters(query.fixedProperties, 'query.fixedProperties'),
   ];
   const sources = { event: 'e.properties', person: `COALESCE(p.properties, '{}'::jsonb)` };
   for (const g of groups)
@@ -301,7 +297,7 @@ export function planEvents(query: EventsQuery, timeZone: string, nowDate: Date):
 export const eventsKind: QueryKind<EventsQuery, EventsPlan> = {
   kind: 'EventsQuery',
   schema: eventsQuerySchema,
-  plan: (query, team, now) => planEvents(query, team.timeZone, now),
+  plan: (query, team, now) => planEvents(query, team, now),
   async execute(db, team, plan) {
     const params = [team.id, ...plan.params.slice(1)];
     const { rows } = await db.query<Record<string, unknown>>(plan.sql, params);

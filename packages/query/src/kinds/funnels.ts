@@ -12,8 +12,8 @@
 // its person, and returns them grouped per person as arrays in time order; the steps are then
 // walked per person in the process, linear in those events.
 import { ValidationError } from '@sett/http';
-import type { PlanBase, QueryKind } from '../engine';
-import { parsePropertyFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
+import type { PlanBase, QueryKind, QueryTeam } from '../engine';
+import { combine, nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
 import {
   TRENDS_INTERVALS,
   bucketStart,
@@ -63,7 +63,7 @@ export const funnelsQuerySchema = {
     },
     interval: { enum: [...TRENDS_INTERVALS] },
     properties: PROPERTIES_SCHEMA,
-    filterTestAccounts: { const: false },
+    filterTestAccounts: { type: 'boolean' },
     breakdownFilter: {
       type: 'object',
       additionalProperties: false,
@@ -125,6 +125,7 @@ export interface FunnelsQuery {
   dateRange?: { date_from?: string | null; date_to?: string | null };
   interval?: Interval;
   properties?: unknown;
+  filterTestAccounts?: boolean;
   breakdownFilter?: {
     breakdown?: string | null;
     breakdown_type?: 'event' | 'person' | null;
@@ -157,12 +158,8 @@ export interface FunnelsPlan extends PlanBase {
 const DEFAULT_BREAKDOWN_LIMIT = 25;
 const UNIT_MS = { second: 1000, minute: 60_000, hour: 3_600_000, day: 86_400_000, week: 604_800_000 };
 
-function filters(raw: unknown, attr: string): PropertyGroup | undefined {
-  if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) return undefined;
-  return parsePropertyFilters(JSON.stringify(raw), attr, ['event', 'person']);
-}
-
-export function planFunnels(query: FunnelsQuery, timeZone: string, now: Date): FunnelsPlan {
+export function planFunnels(query: FunnelsQuery, team: QueryTeam, now: Date): FunnelsPlan {
+  const timeZone = team.timeZone;
   const f = query.funnelsFilter ?? {};
   const steps = query.series.length;
   const viz = f.funnelVizType ?? 'steps';
@@ -208,11 +205,14 @@ export function planFunnels(query: FunnelsQuery, timeZone: string, now: Date): F
       `The answer would hold up to ${points} numbers; at most 50,000. Narrow breakdownFilter.breakdown_limit${viz === 'trends' ? ', the interval or the date range' : ''}.`,
       breakdown ? 'query.breakdownFilter.breakdown_limit' : 'query.interval',
     );
-  const stepFilters = query.series.map((s, i) => filters(s.properties, `query.series.${i}.properties`));
+  const stepFilters = query.series.map((s, i) => nodeFilters(s.properties, `query.series.${i}.properties`));
   const exclusionFilters = (f.exclusions ?? []).map((x, i) =>
-    filters(x.properties, `query.funnelsFilter.exclusions.${i}.properties`),
+    nodeFilters(x.properties, `query.funnelsFilter.exclusions.${i}.properties`),
   );
-  const queryFilters = filters(query.properties, 'query.properties');
+  const queryFilters = combine(
+    nodeFilters(query.properties, 'query.properties'),
+    query.filterTestAccounts ? nodeFilters(team.testAccountFilters, 'test_account_filters') : undefined,
+  );
   return {
     query,
     range,
@@ -252,7 +252,7 @@ const mean = (values: number[]) =>
 export const funnelsKind: QueryKind<FunnelsQuery, FunnelsPlan> = {
   kind: 'FunnelsQuery',
   schema: funnelsQuerySchema,
-  plan: (query, team, now) => planFunnels(query, team.timeZone, now),
+  plan: (query, team, now) => planFunnels(query, team, now),
   async execute(db, team, plan, now) {
     const { query, range } = plan;
     const steps = query.series.length;

@@ -15,8 +15,8 @@
 // every target event of the project, to find each person's first), each grouped per person and
 // period, joined on the person.
 import { ValidationError } from '@sett/http';
-import type { PlanBase, QueryKind } from '../engine';
-import { parsePropertyFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
+import type { PlanBase, QueryKind, QueryTeam } from '../engine';
+import { combine, nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
 import {
   bucketStart,
   isoIn,
@@ -64,7 +64,7 @@ export const retentionQuerySchema = {
       },
     },
     properties: PROPERTIES_SCHEMA,
-    filterTestAccounts: { const: false },
+    filterTestAccounts: { type: 'boolean' },
     breakdownFilter: {
       type: 'object',
       additionalProperties: false,
@@ -108,6 +108,7 @@ export interface RetentionQuery {
   kind: 'RetentionQuery';
   dateRange?: { date_from?: string | null; date_to?: string | null };
   properties?: unknown;
+  filterTestAccounts?: boolean;
   breakdownFilter?: { breakdown?: string | null; breakdown_type?: 'person' | null; breakdown_limit?: number };
   retentionFilter?: {
     retentionType?: 'retention_first_time' | 'retention_recurring';
@@ -137,11 +138,6 @@ export interface RetentionPlan extends PlanBase {
 const INTERVAL_OF: Record<Period, Interval> = { Hour: 'hour', Day: 'day', Week: 'week', Month: 'month' };
 const UNIT_OF: Record<Period, 'h' | 'd' | 'w' | 'm'> = { Hour: 'h', Day: 'd', Week: 'w', Month: 'm' };
 
-function filters(raw: unknown, attr: string): PropertyGroup | undefined {
-  if (raw === undefined || raw === null || (Array.isArray(raw) && raw.length === 0)) return undefined;
-  return parsePropertyFilters(JSON.stringify(raw), attr, ['event', 'person']);
-}
-
 /** Whole periods from `a` to `b` (both period starts). */
 function periodsBetween(a: Local, b: Local, period: Period): number {
   if (period === 'Month') return (b.y - a.y) * 12 + (b.mo - a.mo);
@@ -149,7 +145,8 @@ function periodsBetween(a: Local, b: Local, period: Period): number {
   return Math.round((wallMs(b) - wallMs(a)) / unit);
 }
 
-export function planRetention(query: RetentionQuery, timeZone: string, nowDate: Date): RetentionPlan {
+export function planRetention(query: RetentionQuery, team: QueryTeam, nowDate: Date): RetentionPlan {
+  const timeZone = team.timeZone;
   const r = query.retentionFilter ?? {};
   const period = r.period ?? 'Day';
   const interval = INTERVAL_OF[period];
@@ -171,12 +168,18 @@ export function planRetention(query: RetentionQuery, timeZone: string, nowDate: 
       `The answer would hold up to ${cohorts * intervals * values} numbers (${cohorts} cohorts × ${intervals} periods${breakdown ? ` × ${values} breakdown values` : ''}); at most 50,000. Narrow the date range or retentionFilter.totalIntervals.`,
       'query.retentionFilter.totalIntervals',
     );
-  const targetFilters = filters(r.targetEntity?.properties, 'query.retentionFilter.targetEntity.properties');
-  const returningFilters = filters(
+  const targetFilters = nodeFilters(
+    r.targetEntity?.properties,
+    'query.retentionFilter.targetEntity.properties',
+  );
+  const returningFilters = nodeFilters(
     r.returningEntity?.properties,
     'query.retentionFilter.returningEntity.properties',
   );
-  const queryFilters = filters(query.properties, 'query.properties');
+  const queryFilters = combine(
+    nodeFilters(query.properties, 'query.properties'),
+    query.filterTestAccounts ? nodeFilters(team.testAccountFilters, 'test_account_filters') : undefined,
+  );
   return {
     query,
     period,
@@ -205,7 +208,7 @@ function periodIndexSql(period: Period, startParam: string, zoneParam: string): 
 export const retentionKind: QueryKind<RetentionQuery, RetentionPlan> = {
   kind: 'RetentionQuery',
   schema: retentionQuerySchema,
-  plan: (query, team, now) => planRetention(query, team.timeZone, now),
+  plan: (query, team, now) => planRetention(query, team, now),
   async execute(db, team, plan, now) {
     const r = plan.query.retentionFilter ?? {};
     const firstTime = (r.retentionType ?? 'retention_first_time') === 'retention_first_time';

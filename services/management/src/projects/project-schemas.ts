@@ -44,6 +44,13 @@ export const projectUpdateSchema = {
         'Days of events to keep (by event timestamp); null keeps them forever. docs/data-lifecycle.md',
       anyOf: [{ type: 'null' }, { type: 'integer', minimum: 1, maximum: 36500 }],
     },
+    test_account_filters: {
+      type: 'array',
+      maxItems: 50,
+      items: { type: 'object' },
+      description:
+        "PostHog's property filters (event, person or group) that queries with filterTestAccounts: true apply, to leave out internal and test users",
+    },
   },
 } as const;
 
@@ -117,6 +124,11 @@ export const projectSchema = shape(
       description: 'days of events kept (by event timestamp); null keeps them forever',
     },
     anonymize_ips: { ...bool, description: "PostHog's 'Discard client IP data'" },
+    test_account_filters: {
+      type: 'array',
+      items: { type: 'object' },
+      description: 'property filters applied by queries with filterTestAccounts: true',
+    },
     geoip_enabled: { ...bool, description: '$geoip_* properties from the client address, at ingestion' },
     secret_api_token_mask: { ...strOrNull, description: 'phs_...xxxx, or null before the first rotation' },
     has_secret_api_token_backup: { ...bool, description: 'the previous secret key is still accepted' },

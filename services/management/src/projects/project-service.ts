@@ -6,6 +6,7 @@
 // API token: a token that stops naming the project is revoked in Redis inside the transaction
 // (Redis down → 503, rolled back) and again after commit, with a pub/sub message that makes
 // every capture and decide process drop its in-process copy at once.
+import { parsePropertyFilters } from '@sett/query';
 import { Prisma, type PrismaClient, type Team } from '@sett/db';
 import { invalidateRemoteConfig, revokeProjectToken, writeProjectToken, type Redis } from '@sett/cache';
 import { ForbiddenError, NotFoundError, ServiceUnavailableError, ValidationError } from '@sett/http';
@@ -194,6 +195,15 @@ export function createProjectService({
       if (input.anonymize_ips !== undefined) data.anonymizeIps = input.anonymize_ips;
       if (input.geoip_enabled !== undefined) data.geoipEnabled = input.geoip_enabled;
       if (input.data_retention_days !== undefined) data.dataRetentionDays = input.data_retention_days;
+      if (input.test_account_filters !== undefined) {
+        // Checked as queries will read them: a 400 naming the filter now, not on every query.
+        parsePropertyFilters(JSON.stringify(input.test_account_filters), 'test_account_filters', [
+          'event',
+          'person',
+          'group',
+        ]);
+        data.testAccountFilters = input.test_account_filters as Prisma.InputJsonValue;
+      }
       return write(team.id, data);
     },
 

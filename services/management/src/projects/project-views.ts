@@ -120,6 +120,7 @@ export function projectJson(t: Team, secretApiToken?: string) {
     surveys_opt_in: t.surveysOptIn,
     data_retention_days: t.dataRetentionDays,
     anonymize_ips: t.anonymizeIps,
+    test_account_filters: t.testAccountFilters,
     geoip_enabled: t.geoipEnabled,
     secret_api_token_mask: t.secretApiTokenMask,
     has_secret_api_token_backup: t.secretApiTokenBackupHash !== null,

@@ -42,6 +42,8 @@ export interface QueryCaller {
   userId: number;
   teamId: number;
   timeZone: string;
+  /** The project's test_account_filters (filterTestAccounts). */
+  testAccountFilters?: unknown;
 }
 
 export interface QueryRunner {
@@ -86,7 +88,10 @@ export function createQueryRunner(deps: QueryRunnerDeps): QueryRunner {
   return {
     async run(caller, query, signal) {
       // Shape, dates, filters, the answer's size and the regexes: all before a slot is taken.
-      const prepared = await deps.engine.prepare({ id: caller.teamId, timeZone: caller.timeZone }, query);
+      const prepared = await deps.engine.prepare(
+        { id: caller.teamId, timeZone: caller.timeZone, testAccountFilters: caller.testAccountFilters },
+        query,
+      );
       const lease = await deps.slots.acquire({ userId: caller.userId, teamId: caller.teamId });
       if (!lease.ok) {
         refused.inc({ cap: lease.refusedBy });
