@@ -22,6 +22,7 @@ export {
   writeCohortList,
   writeGroupTypes,
   invalidateRemoteConfig,
+  bumpQueryDataVersions,
 } from './writers';
 export { createLocalCache } from './local-cache';
 export { createGenerations } from './generations';

@@ -37,6 +37,13 @@ export const redisKeys = {
   remoteConfig: (teamId: number) => `${PREFIX}:remote_config:${teamId}`,
   /** Pub/sub channel: a project's remote config must be rebuilt (message: team id). */
   remoteConfigChangedChannel: () => `${PREFIX}:remote_config_changed`,
+  /**
+   * Counter bumped by ingestion once per batch for every project the batch stored events of: a
+   * cached query answer is served only while the version it was computed at is current.
+   */
+  queryDataVersion: (teamId: number) => `${PREFIX}:query_data_version:${teamId}`,
+  /** JSON {version, last_refresh, answer} of one query of a project (management's result cache). */
+  queryResult: (teamId: number, cacheKey: string) => `${PREFIX}:query_result:${teamId}:${cacheKey}`,
 } as const;
 
 export interface ProjectRef {

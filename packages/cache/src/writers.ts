@@ -81,3 +81,21 @@ export async function writeGroupTypes(
   await redis.set(redisKeys.groupTypes(teamId), JSON.stringify(mapping));
   await redis.publish(redisKeys.flagsChangedChannel(), String(teamId));
 }
+
+/**
+ * Ingestion, after a batch is committed in Postgres: one INCR per project of the batch, in one
+ * round trip. Cached query answers of those projects stop being served (they were computed at an
+ * older version).
+ */
+export async function bumpQueryDataVersions(redis: Redis, teamIds: Iterable<number>): Promise<void> {
+  const pipeline = redis.pipeline();
+  let any = false;
+  for (const teamId of teamIds) {
+    pipeline.incr(redisKeys.queryDataVersion(teamId));
+    any = true;
+  }
+  if (!any) return;
+  const results = await pipeline.exec();
+  const failed = results?.find(([error]) => error);
+  if (failed) throw failed[0];
+}

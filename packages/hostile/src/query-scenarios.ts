@@ -33,7 +33,8 @@ function trends(
     method: 'POST',
     path: `/api/projects/${projectId}/query/`,
     headers: { ...json, ...bearer(key) },
-    body: JSON.stringify({ query: { kind: 'TrendsQuery', ...query } }),
+    // Computed every time: these scenarios are about running queries, not the result cache.
+    body: JSON.stringify({ query: { kind: 'TrendsQuery', ...query }, refresh: 'force_blocking' }),
     from,
   });
 }

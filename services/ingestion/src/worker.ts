@@ -6,7 +6,7 @@ import type { Pool } from 'pg';
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { Config } from '@sett/config';
-import { writeGroupTypes, type Redis } from '@sett/cache';
+import { bumpQueryDataVersions, writeGroupTypes, type Redis } from '@sett/cache';
 import { prom } from '@sett/http';
 import {
   TOPICS,
@@ -151,6 +151,8 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     retry: deps.retry,
     afterPostgresCommit,
     teamSteps,
+    // Cached query answers of these projects are stale now (management's result cache).
+    onStored: deps.redis ? (teams) => bumpQueryDataVersions(deps.redis!, teams) : undefined,
   });
   const runners = plans.map((plan) => ({
     plan,

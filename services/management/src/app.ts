@@ -32,6 +32,7 @@ import { createProjectService } from './projects/project-service';
 import { createRedisRateLimiter } from './rate-limit/rate-limiter';
 import type { ManagementRouteDeps } from './route-deps';
 import { createQuerySlots } from './query/query-slots';
+import { createResultCache } from './query/result-cache';
 import { createQueryRunner } from './query/run-query';
 
 import { managementRoutes } from './routes';
@@ -135,6 +136,7 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
         regexes,
         kinds: ALL_KINDS,
       }),
+      cache: createResultCache(redis, logger),
       slots: createQuerySlots({
         redis,
         limits: {

@@ -923,6 +923,7 @@ const queryRoutes = [
         },
         body.query as Record<string, unknown>,
         gone.signal,
+        body.refresh,
       );
     },
   }),

@@ -63,6 +63,8 @@ afterAll(async () => {
 const trends = (replica: number, key: string, teamId: number, extra: Record<string, unknown> = {}) =>
   call(replicas[replica]!, 'POST', `/api/projects/${teamId}/query/`, key, {
     query: { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'e' }], ...extra },
+    // Computed every time: these tests are about running queries, not about the result cache.
+    refresh: 'force_blocking',
   });
 
 /** Holds the events table until released: every query statement waits on it. */

@@ -60,6 +60,11 @@ export type BatchRunnerDeps = {
   afterPostgresCommit?: (result: WriteBatchResult) => Promise<void>;
   /** Per-project settings (GeoIP, anonymize_ips) before the write, ingested_event after it. */
   teamSteps?: TeamSteps;
+  /**
+   * After the write, once per batch: the projects it stored events of (the query result cache's
+   * data versions). Failures are logged only.
+   */
+  onStored?: (teamIds: ReadonlySet<number>) => Promise<void>;
 };
 
 /** Where a message came from. Prepared events carry its index in the batch as their `offset`
@@ -255,6 +260,15 @@ async function finish(
       await run
         .afterPostgresCommit(r)
         .catch((error: Error) => logger.warn('after-Postgres-commit step failed', { error: error.message }));
+  }
+  if (run.onStored && sum.inserted > 0) {
+    const teams = new Set<number>();
+    for (const e of events) teams.add(e.teamId);
+    await run
+      .onStored(teams)
+      .catch((error: Error) =>
+        logger.warn('could not bump the query data versions', { error: error.message }),
+      );
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   // Counted under the batch's first topic: a group's batches mix its topics (live and overflow).

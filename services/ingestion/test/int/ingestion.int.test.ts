@@ -166,6 +166,8 @@ it('handles $groupidentify and $groups, publishes group types to Redis, and caps
     3: 'org',
     4: 'region',
   });
+  // The project's query data version moved with its batches (management's result cache).
+  expect(Number(await env.redis.get(redisKeys.queryDataVersion(team.teamId)))).toBeGreaterThan(0);
 });
 
 it('drops unknown tokens and nameless events, dead-letters bad messages with the reason, and keeps going', async () => {

@@ -16,6 +16,7 @@
 import { prom, RateLimitedError } from '@sett/http';
 import type { QueryEngine } from '@sett/query';
 import type { QuerySlots, SlotScope } from './query-slots';
+import type { ResultCache } from './result-cache';
 
 export const queryRequestSchema = {
   type: 'object',
@@ -30,8 +31,19 @@ export const queryRequestSchema = {
         "A query node (PostHog's schema): TrendsQuery, or one wrapped in InsightVizNode, DataVisualizationNode or DataTableNode",
     },
     refresh: {
-      enum: ['blocking', 'force_blocking', true, false],
-      description: 'Answers are computed on every request (there is no result cache yet): all values block',
+      enum: [
+        'blocking',
+        'force_blocking',
+        'force_cache',
+        'async',
+        'async_except_on_cache_miss',
+        'force_async',
+        'lazy_async',
+        true,
+        false,
+      ],
+      description:
+        'blocking (default, false): the cached answer while no batch was ingested for the project since it was computed, else computed now. force_blocking (true): computed now. force_cache: the cached answer however old, or the cache-miss answer; never computes. The async values answer as blocking does (the answer comes with the response, query_status null).',
     },
     client_query_id: { type: 'string', maxLength: 200 },
     name: { type: 'string', maxLength: 400 },
@@ -46,16 +58,20 @@ export interface QueryCaller {
   testAccountFilters?: unknown;
 }
 
+export type Refresh = (typeof queryRequestSchema.properties.refresh.enum)[number];
+
 export interface QueryRunner {
   run(
     caller: QueryCaller,
     query: Record<string, unknown>,
     signal?: AbortSignal,
+    refresh?: Refresh,
   ): Promise<Record<string, unknown>>;
 }
 
 export interface QueryRunnerDeps {
   engine: QueryEngine;
+  cache?: ResultCache;
   slots: QuerySlots;
   /** QUERY_TIMEOUT_MS: the whole request's deadline. */
   timeoutMs: number;
@@ -79,6 +95,12 @@ export function createQueryRunner(deps: QueryRunnerDeps): QueryRunner {
     buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
     registers: [deps.registry],
   });
+  const cacheHits = new prom.Counter({
+    name: 'management_query_cache_hits_total',
+    help: 'Query answers served from the result cache, by kind',
+    labelNames: ['kind'],
+    registers: [deps.registry],
+  });
   const running = new prom.Gauge({
     name: 'management_queries_running',
     help: 'Queries running in this process',
@@ -86,12 +108,41 @@ export function createQueryRunner(deps: QueryRunnerDeps): QueryRunner {
   });
 
   return {
-    async run(caller, query, signal) {
+    async run(caller, query, signal, refresh = 'blocking') {
       // Shape, dates, filters, the answer's size and the regexes: all before a slot is taken.
       const prepared = await deps.engine.prepare(
         { id: caller.teamId, timeZone: caller.timeZone, testAccountFilters: caller.testAccountFilters },
         query,
       );
+      const at = now();
+      const cacheKey = deps.cache?.key(
+        caller.teamId,
+        {
+          timeZone: caller.timeZone,
+          query: prepared.node,
+          testAccountFilters: prepared.node.filterTestAccounts === true ? caller.testAccountFilters : null,
+        },
+        at,
+      );
+      const envelope = (answer: Record<string, unknown>, cached: boolean, lastRefresh: string) => ({
+        ...answer,
+        is_cached: cached,
+        last_refresh: lastRefresh,
+        cache_key: cacheKey ?? null,
+        query_status: null,
+      });
+      const force = refresh === 'force_blocking' || refresh === true || refresh === 'force_async';
+      if (deps.cache && cacheKey && !force) {
+        const hit = await deps.cache.get(caller.teamId, cacheKey);
+        if (hit && (hit.fresh || refresh === 'force_cache')) {
+          cacheHits.inc({ kind: prepared.kind });
+          return envelope(hit.answer, true, hit.lastRefresh);
+        }
+      }
+      // PostHog's cache-miss answer: force_cache never computes.
+      if (refresh === 'force_cache') return { cache_key: cacheKey ?? null, query_status: null };
+      // The version the answer is computed at: a batch ingested meanwhile makes it stale at once.
+      const version = deps.cache ? await deps.cache.version(caller.teamId) : undefined;
       const lease = await deps.slots.acquire({ userId: caller.userId, teamId: caller.teamId });
       if (!lease.ok) {
         refused.inc({ cap: lease.refusedBy });
@@ -103,7 +154,10 @@ export function createQueryRunner(deps: QueryRunnerDeps): QueryRunner {
       try {
         const answer = await prepared.run({ deadline: Date.now() + deps.timeoutMs, signal });
         outcome = 'ok';
-        return { ...answer, is_cached: false, last_refresh: now().toISOString() };
+        const lastRefresh = now().toISOString();
+        if (deps.cache && cacheKey && version !== undefined)
+          await deps.cache.set(caller.teamId, cacheKey, version, answer, lastRefresh);
+        return envelope(answer, false, lastRefresh);
       } catch (err) {
         if ((err as { status?: number }).status === 504) outcome = 'timeout';
         throw err;
