@@ -886,20 +886,21 @@ const queryRoutes = [
     method: 'POST',
     url: `${PROJECT}/query/`,
     aliases: ['/api/environments/:project_id/query/'],
-    summary: "Run a query (TrendsQuery) in PostHog's shapes",
+    summary: "Run a query (TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery) in PostHog's shapes",
     description:
-      'Served kinds: TrendsQuery with EventsNode series, math total or dau, intervals hour/day/week/month, ' +
-      'relative and absolute date ranges in the project time zone, event and person property filters, an ' +
-      'event or person property breakdown with breakdown_limit and other, compare to the previous period, ' +
-      'BoldNumber. Any other kind or field ' +
-      'is a 400 naming it. No result cache: every request computes (is_cached is false). Limits (docs/query.md): ' +
+      'Served kinds: TrendsQuery (EventsNode series; math total, dau, weekly_active, monthly_active, unique_session, ' +
+      'unique_group and property aggregates; event, person and group filters and breakdowns; formula; compare), ' +
+      'FunnelsQuery (ordered, strict or unordered steps, window, exclusions, breakdown, steps or trends view), ' +
+      'RetentionQuery (first time or recurring, Hour to Month, person breakdown) and EventsQuery (a subset of select), ' +
+      'also inside InsightVizNode, DataVisualizationNode and DataTableNode. Any other kind or field is a 400 naming it. ' +
+      'Answers are cached in Redis until a batch is ingested for the project (refresh). Limits (docs/query.md): ' +
       'an answer holds at most 50,000 numbers (400 naming the field to narrow); queries at once are capped per ' +
       'user, per project and in all over every replica (429 with Retry-After); one deadline, QUERY_TIMEOUT_MS, ' +
       'covers the request (504 query_timeout).',
     tag: 'query',
     compat: {
       posthog: 'differs',
-      note: 'TrendsQuery only (total, dau, filters, breakdowns, compare; no other math yet); no result cache',
+      note: 'TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery (select subset); no HogQLQuery, actions, cohorts in filters or async query status',
     },
     auth: personal('query:read'),
     schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },

@@ -255,9 +255,12 @@ const SOURCES: Record<string, string> = {
     [0, 1, 2, 3, 4].map((n) => [`group_${n}`, `COALESCE(g${n}.group_properties, '{}'::jsonb)`]),
   ),
 };
-// A number the database holds exactly (property-filters.ts casts the same way): others are NULL.
-const numericOf = (text: string) =>
-  `(CASE WHEN length(${text}) <= 2000 AND ${text} ~ '^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,3})?$' THEN (${text})::numeric END)`;
+// A property as a number: a JSON number as it is, a string that is a number the database holds
+// exactly (property-filters.ts casts the same way); anything else NULL (skipped).
+const numericOf = (json: string) => {
+  const text = `(${json} #>> '{}')`;
+  return `(CASE jsonb_typeof(${json}) WHEN 'number' THEN (${json})::numeric WHEN 'string' THEN CASE WHEN length(${text}) <= 2000 AND ${text} ~ '^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,3})?$' THEN ${text}::numeric END END)`;
+};
 
 /** Which person or group tables a filter group needs. */
 function joinsOf(group: PropertyGroup | undefined, into: { person: boolean; groups: Set<number> }): void {
@@ -457,7 +460,7 @@ function measureOf(node: EventsNode, interval: TrendsInterval, bind: (v: unknown
       return { aggregate: `count(DISTINCT e.group_${n})`, additive: false, person: false, group: n };
     }
     default: {
-      const value = numericOf(`(e.properties ->> ${bind(node.math_property!)})`);
+      const value = numericOf(`(e.properties -> ${bind(node.math_property!)})`);
       const quantile = { median: 0.5, p75: 0.75, p90: 0.9, p95: 0.95, p99: 0.99 }[math as 'median'];
       const aggregate =
         quantile !== undefined
