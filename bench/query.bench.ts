@@ -131,12 +131,20 @@ export async function run(): Promise<boolean> {
     const cases: Array<[string, object, string]> = [
       [
         'trends total, 30 days, one event',
-        { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: 'event_0' }], dateRange: { date_from: '-30d' } },
+        {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: 'event_0' }],
+          dateRange: { date_from: '-30d' },
+        },
         `SELECT date_trunc('day', timestamp AT TIME ZONE 'UTC'), count(*) FROM events WHERE ${range} AND event = 'event_0' GROUP BY 1`,
       ],
       [
         'trends total, 30 days, all events',
-        { kind: 'TrendsQuery', series: [{ kind: 'EventsNode', event: null }], dateRange: { date_from: '-30d' } },
+        {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: null }],
+          dateRange: { date_from: '-30d' },
+        },
         `SELECT date_trunc('day', timestamp AT TIME ZONE 'UTC'), count(*) FROM events WHERE ${range} GROUP BY 1`,
       ],
       [
