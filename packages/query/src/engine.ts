@@ -1,5 +1,6 @@
 // The query engine: one interface for every dashboard query kind, so that a second storage
-// engine (ClickHouse, docs/scaling.md) can sit behind it. A query goes through two stages:
+// engine (ClickHouse, for when one Postgres is outgrown) can sit behind it. A query goes through
+// two stages:
 // - prepare: the wrappers PostHog's clients send are unwrapped (InsightVizNode,
 //   DataVisualizationNode and DataTableNode answer as their `source`), the kind's closed schema
 //   checks the node (400 naming the field), its planner resolves dates and filters and bounds

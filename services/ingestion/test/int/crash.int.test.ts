@@ -93,6 +93,9 @@ function spawnWorker(): { child: ChildProcess; port: Promise<number> } {
       INGESTION_SESSION_TIMEOUT_MS: '3000',
       INGESTION_HEARTBEAT_INTERVAL_MS: '300',
       INGESTION_MAX_WAIT_MS: '200',
+      // Small batches, one at a time: many commit points to die between.
+      INGESTION_BATCH_MAX_EVENTS: '20',
+      INGESTION_BATCH_CONCURRENCY: '1',
       LOG_FORMAT: 'json',
       LOG_LEVEL: 'info',
     },
