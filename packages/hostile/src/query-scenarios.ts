@@ -213,7 +213,8 @@ const poolIsolation: Scenario = {
       const [answers, small] = await Promise.all([heavy, bystander]);
       const statuses = answers.map((a) => a.status);
       check(
-        statuses.every((s) => s === 200 || s === 429),
+        // 504: a heavy query stopped at its deadline, as it should be.
+        statuses.every((s) => s === 200 || s === 429 || s === 504),
         `heavy queries got ${statuses}`,
       );
       check(statuses.includes(429), `no heavy query was turned away by the caps: ${statuses}`);
@@ -419,8 +420,37 @@ const managementCors: Scenario = {
   },
 };
 
+const deadline: Scenario = {
+  name: 'query management: a query past QUERY_TIMEOUT_MS answers 504 query_timeout and leaves no statement running',
+  cls: 'query',
+  async run(ctx) {
+    // A lock on the events table holds every query statement: deterministic, no data needed.
+    const locker = new pg.Client({ connectionString: ctx.databaseUrl });
+    await locker.connect();
+    const db = new pg.Pool({ connectionString: ctx.databaseUrl, max: 1 });
+    try {
+      await locker.query('BEGIN');
+      await locker.query('LOCK TABLE events IN ACCESS EXCLUSIVE MODE');
+      const res = await trends(ctx, ctx.otherPersonalKey, ctx.otherProjectId, { series: series() });
+      check(
+        res.status === 504 && parse(res).code === 'query_timeout' && res.ms >= 3900 && res.ms < 15_000,
+        `a query held past the 4 s deadline got ${res.status} after ${res.ms.toFixed(0)} ms: ${res.body.slice(0, 200)}`,
+      );
+      const { rows } = await db.query<{ n: string }>(
+        `SELECT count(*) AS n FROM pg_stat_activity WHERE application_name = 'sett-management-query' AND state = 'active'`,
+      );
+      check(rows[0]!.n === '0', `${rows[0]!.n} query statements still running after the deadline`);
+    } finally {
+      await locker.query('COMMIT').catch(() => undefined);
+      await locker.end();
+      await db.end();
+    }
+  },
+};
+
 export function buildQueryScenarios(): Scenario[] {
   return [
+    deadline,
     compareBuckets,
     regexBudget,
     poolIsolation,

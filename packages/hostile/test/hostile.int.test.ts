@@ -127,6 +127,8 @@ describe('hostile inputs against the real services', () => {
       // a 429 would hide what a case would have got.
       MANAGEMENT_RATE_LIMIT_PER_MINUTE: '1000000',
       MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE: '1000000',
+      // The query deadline scenario waits it out.
+      QUERY_TIMEOUT_MS: '4000',
     });
     for (const s of SERVICES) {
       await waitUntil(
