@@ -1,0 +1,54 @@
+// The route of /query/: PostHog's query kinds through the query engine.
+import { projectParams } from '../api-schemas';
+import { queryRequestSchema } from './run-query';
+import { resolveReadableProjectId } from '../projects/project-access';
+import { r, personal, PROJECT } from '../route-kit';
+
+export const queryRoutes = [
+  r({
+    method: 'POST',
+    url: `${PROJECT}/query/`,
+    aliases: ['/api/environments/:project_id/query/'],
+    summary: "Run a query (TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery) in PostHog's shapes",
+    description:
+      'Served kinds: TrendsQuery (EventsNode series; math total, dau, weekly_active, monthly_active, unique_session, ' +
+      'unique_group and property aggregates; event, person and group filters and breakdowns; formula; compare), ' +
+      'FunnelsQuery (ordered, strict or unordered steps, window, exclusions, breakdown, steps or trends view), ' +
+      'RetentionQuery (first time or recurring, Hour to Month, person breakdown) and EventsQuery (a subset of select), ' +
+      'also inside InsightVizNode, DataVisualizationNode and DataTableNode. Any other kind or field is a 400 naming it. ' +
+      'Answers are cached in Redis until a batch is ingested for the project (refresh). Limits (docs/query.md): ' +
+      'an answer holds at most 50,000 numbers (400 naming the field to narrow); queries at once are capped per ' +
+      'user, per project and in all over every replica (429 with Retry-After); one deadline, QUERY_TIMEOUT_MS, ' +
+      'covers the request (504 query_timeout).',
+    tag: 'query',
+    compat: {
+      posthog: 'differs',
+      note: 'TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery (select subset); no HogQLQuery, actions, cohorts in filters or async query status',
+    },
+    auth: personal('query:read'),
+    schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },
+    handler: async ({ params, body, auth, reply }, d) => {
+      const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
+      const { rows } = await d.pool.query<{ timezone: string; test_account_filters: unknown }>(
+        'SELECT timezone, test_account_filters FROM teams WHERE id = $1',
+        [teamId],
+      );
+      // A client that leaves before the answer stops its query.
+      const gone = new AbortController();
+      reply.raw.once('close', () => {
+        if (!reply.raw.writableFinished) gone.abort();
+      });
+      return d.queries.run(
+        {
+          userId: auth.userId,
+          teamId,
+          timeZone: rows[0]?.timezone ?? 'UTC',
+          testAccountFilters: rows[0]?.test_account_filters ?? [],
+        },
+        body.query as Record<string, unknown>,
+        gone.signal,
+        body.refresh,
+      );
+    },
+  }),
+];
