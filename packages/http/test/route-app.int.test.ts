@@ -6,6 +6,7 @@ import net from 'node:net';
 import { buildInfo } from '@sett/config';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sett/logger';
+import { notServed } from '@sett/schemas';
 import {
   AuthenticationError,
   createMetricsRegistry,
@@ -25,6 +26,8 @@ import {
 
 interface Deps {
   things: Map<number, { id: number; name: string }>;
+  /** The fields of the last body a handler saw. */
+  seen?: string[];
 }
 interface Caller {
   user: string;
@@ -73,17 +76,38 @@ const table: RouteTable<Deps> = {
           required: ['name'],
           properties: {
             name: { type: 'string', minLength: 1 },
-            tags: { type: 'array', items: { type: 'object', properties: { key: { type: 'string' } } } },
+            tags: {
+              type: 'array',
+              items: { type: 'object', properties: { key: { type: 'string' } }, additionalProperties: false },
+            },
           },
           additionalProperties: false,
         },
         response: { 201: thing },
       },
       handler: ({ body }, deps) => {
+        deps.seen = Object.keys(body);
         const t = { id: deps.things.size + 1, name: body.name };
         deps.things.set(t.id, t);
         return t;
       },
+    }),
+    r({
+      method: 'POST',
+      url: '/api/strict-things/',
+      summary: 'Check a thing, refusing what it does not know',
+      tag: 'things',
+      unknownBodyFields: 'refuse',
+      auth: { kind: 'personal_key', scope: 'thing:write' },
+      schema: {
+        body: {
+          type: 'object',
+          properties: { name: { type: 'string' }, colour: notServed('things have no colour') },
+          additionalProperties: false,
+        },
+        response: { 200: { type: 'object' } },
+      },
+      handler: () => ({}),
     }),
     r({
       method: 'GET',
@@ -217,6 +241,7 @@ const authenticator: Authenticator<Caller> = {
 
 let svc: RunningService;
 let base: string;
+const appDeps: Deps = { things: new Map([[1, { id: 1, name: 'first' }]]) };
 let logged: Record<string, unknown>[] = [];
 const registry = createMetricsRegistry('management');
 
@@ -230,7 +255,7 @@ beforeAll(async () => {
     registry,
     readiness: {},
     table,
-    deps: { things: new Map([[1, { id: 1, name: 'first' }]]) },
+    deps: appDeps,
     authenticators: { personal_key: authenticator as Authenticator },
     jsonBodyLimit: 1024,
     checkResponses: true,
@@ -353,11 +378,43 @@ describe('validation', () => {
       body: JSON.stringify({ name: 'x', tags: [{ key: 'a' }, { key: 5 }] }),
     });
     expect(nested.json).toMatchObject({ attr: 'tags.1.key' });
+  });
+
+  it('drops a top-level body field it does not know, names it in the access line, and stays strict below', async () => {
     const extra = await call('POST', '/api/things/', {
       headers: writer,
-      body: JSON.stringify({ name: 'x', colour: 1 }),
+      body: JSON.stringify({ name: 'x', colour: 1, shade: { a: 1 } }),
     });
-    expect(extra.json).toMatchObject({ attr: 'colour', detail: 'colour is not an accepted field.' });
+    expect(extra.status).toBe(201);
+    expect(extra.json).toMatchObject({ name: 'x' });
+    expect(appDeps.seen).toEqual(['name']);
+    expect(logged.find((l) => l.route === '/api/things/' && l.method === 'POST')).toMatchObject({
+      ignored_fields: 'colour,shade',
+    });
+    const nested = await call('POST', '/api/things/', {
+      headers: writer,
+      body: JSON.stringify({ name: 'x', tags: [{ key: 'a', colour: 1 }] }),
+    });
+    expect(nested).toMatchObject({ status: 400, json: { attr: 'tags.0.colour' } });
+  });
+
+  it('refuses unknown body fields on a route that says so, and a known field that is not served', async () => {
+    const unknown = await call('POST', '/api/strict-things/', {
+      headers: writer,
+      body: JSON.stringify({ name: 'x', shade: 1 }),
+    });
+    expect(unknown).toMatchObject({
+      status: 400,
+      json: { attr: 'shade', detail: 'shade is not an accepted field.' },
+    });
+    const known = await call('POST', '/api/strict-things/', {
+      headers: writer,
+      body: JSON.stringify({ name: 'x', colour: 'red' }),
+    });
+    expect(known).toMatchObject({
+      status: 400,
+      json: { attr: 'colour', detail: 'colour is not served by Sett: leave it out.' },
+    });
   });
 
   it('validates an empty body as an empty object', async () => {

@@ -29,6 +29,10 @@ export function describeAjvError(errors: ErrorObject[] | null | undefined): Vali
     const attr = path ? `${path}.${extra}` : extra;
     return { detail: `${attr} is not an accepted field.`, attr };
   }
+  // A field declared `notServed()`: known, and refused, because ignoring it would change what
+  // is stored or answered.
+  if (e.keyword === 'not' && path)
+    return { detail: `${path} is not served by Sett: leave it out.`, attr: path };
   // UUID_PATTERN fails before a `format: uuid` beside it runs: said as the format's message.
   if (e.keyword === 'pattern' && (e.params as { pattern?: string }).pattern === UUID_PATTERN)
     return { detail: `${path || 'value'} must match format "uuid".`, attr: path || null };
@@ -39,6 +43,14 @@ export function describeAjvError(errors: ErrorObject[] | null | undefined): Vali
     return { detail: `${path || 'value'} must be one of ${allowed}.`, attr: path || null };
   }
   return { detail: `${path || 'body'} ${e.message ?? 'is invalid'}.`, attr: path || null };
+}
+
+/**
+ * The schema of a field Sett knows (PostHog's API takes it) but does not serve: any value is
+ * refused with a 400 naming it, where silently dropping it would change the result.
+ */
+export function notServed(why: string) {
+  return { not: {}, description: `Not served by Sett: ${why}` } as const;
 }
 
 /** Compile a schema with the shared instance; call at module load, not per request. */

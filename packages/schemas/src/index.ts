@@ -1,4 +1,4 @@
-export { ajv, compile, describeAjvError } from './ajv';
+export { ajv, compile, describeAjvError, notServed } from './ajv';
 export type { ValidationProblem, ValidateFunction, ErrorObject } from './ajv';
 export {
   eventSchema,

@@ -104,10 +104,20 @@ test('multivariate flags with payloads and a group aggregation are accepted', as
   expect(r.status).toBe(201);
 });
 
+test('a flag created with fields PostHog ignores (description) is created without them', async () => {
+  const r = await call(h, 'POST', flagsPath, key, {
+    key: 'described',
+    description: 'ignored',
+    colour: 'red',
+  });
+  expect(r.status).toBe(201);
+  expect(r.body).toMatchObject({ key: 'described' });
+  expect(r.body).not.toHaveProperty('colour');
+});
+
 test.each([
   ['key with spaces', { key: 'has space' }, 'key'],
   ['missing key', { name: 'x' }, 'key'],
-  ['unknown field', { key: 'k1', colour: 'red' }, 'colour'],
   [
     'rollout above 100',
     { key: 'k2', filters: { groups: [{ rollout_percentage: 101 }] } },

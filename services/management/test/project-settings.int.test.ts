@@ -76,11 +76,21 @@ describe('SDK settings', () => {
     expect(cleared.body.autocapture_web_vitals_allowed_metrics).toBeNull();
   });
 
-  it('400 naming the field for wrong types, unknown metrics and unknown fields', async () => {
+  it('ignores read-only and unknown fields (api_token stays the same), as PostHog does', async () => {
+    const before = await call(h, 'GET', `/api/projects/${f.teamA.id}/`, member);
+    const res = await call(h, 'PATCH', `/api/projects/${f.teamA.id}/`, member, {
+      api_token: 'phc_mine',
+      colour: 1,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.api_token).toBe(before.body.api_token);
+    expect(res.body).not.toHaveProperty('colour');
+  });
+
+  it('400 naming the field for wrong types and unknown metrics', async () => {
     for (const [body, attr] of [
       [{ heatmaps_opt_in: 'yes' }, 'heatmaps_opt_in'],
       [{ autocapture_web_vitals_allowed_metrics: ['TTFB'] }, 'autocapture_web_vitals_allowed_metrics'],
-      [{ api_token: 'phc_mine' }, 'api_token'],
     ] as const) {
       const res = await call(h, 'PATCH', `/api/projects/${f.teamA.id}/`, member, body);
       expect(res.status).toBe(400);

@@ -108,6 +108,8 @@ declare module 'fastify' {
     /** The first characters of the credential used (access log; never the whole key). */
     keyPrefix: string | undefined;
     requestId: string;
+    /** Top-level body fields the route does not know, dropped (PostHog ignores them too). */
+    ignoredFields: string[] | undefined;
   }
   interface FastifyContextConfig {
     body?: BodyMode;
@@ -124,6 +126,9 @@ const ALL_METHODS: HttpMethod[] = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 const MULTIPART_TYPE = /^multipart\/form-data\s*(?:;|$)/i;
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** An `upload` route's request that carries a form upload (left for the handler to read). */
 export function isUpload(request: FastifyRequest): boolean {
@@ -289,6 +294,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
   fastify.decorateRequest('auth', undefined);
   fastify.decorateRequest('keyPrefix', undefined);
   fastify.decorateRequest('requestId', '');
+  fastify.decorateRequest('ignoredFields', undefined);
 
   // One body reader for every mode: JSON read here with the wire limit (413 as soon as
   // Content-Length or the bytes passed say so), raw and upload bodies left for the handler.
@@ -348,6 +354,7 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
         ms: Math.round(seconds * 1000 * 10) / 10,
         bytes: Number(reply.getHeader('content-length') ?? 0),
         key_prefix: request.keyPrefix,
+        ...(request.ignoredFields ? { ignored_fields: request.ignoredFields.slice(0, 20).join(',') } : {}),
       });
     }
   });
@@ -638,6 +645,13 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
   if (r.schema.body && mode === 'json') schema.body = r.schema.body;
   const validateUploadJson =
     mode === 'upload' && r.schema.body ? compileFor('body', r.schema.body as object) : undefined;
+  const bodySchema = r.schema.body as { additionalProperties?: unknown; properties?: object } | undefined;
+  const knownFields =
+    (mode === 'json' || mode === 'upload') &&
+    bodySchema?.additionalProperties === false &&
+    r.unknownBodyFields !== 'refuse'
+      ? new Set(Object.keys(bodySchema.properties ?? {}))
+      : undefined;
   const checkResponse = opts.checkResponses && r.schema.response?.[status];
   const validateResponse = checkResponse ? compileFor('body', checkResponse as object) : undefined;
 
@@ -661,6 +675,17 @@ function toFastifyRoute<Deps>(r: AnyRoute<Deps>, url: string, opts: RouteAppOpti
           r.schema.body
         )
           request.body = {};
+        // PostHog's API ignores fields it does not know, and clients built for it send some:
+        // a top-level field the body schema does not list is dropped and named in the access
+        // line (unknownBodyFields, route-types.ts).
+        if (knownFields && BODY_METHODS.has(r.method) && isPlainObject(request.body)) {
+          const body = request.body as Record<string, unknown>;
+          for (const field of Object.keys(body))
+            if (!knownFields.has(field)) {
+              delete body[field];
+              (request.ignoredFields ??= []).push(field.slice(0, 100));
+            }
+        }
         opts.checkInput?.(request);
         if (validateUploadJson && !form && !validateUploadJson(request.body))
           throw validationFailure('body', validateUploadJson.errors ?? []);

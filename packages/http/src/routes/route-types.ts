@@ -99,6 +99,14 @@ export interface RouteDeclaration {
   /** The status of a successful answer (default 200); 204 sends no body. */
   status?: number;
   body?: BodyMode;
+  /**
+   * A top-level field of a JSON body that the body schema (closed with `additionalProperties:
+   * false`) does not list: `ignore` (the default, as PostHog's serializers do) drops it and
+   * names it in the access line; `refuse` answers 400 naming it (PostHog's query endpoint,
+   * whose models forbid extra fields). A field Sett knows but does not serve is listed with
+   * `notServed()` and refused either way. Nested objects are as strict as their schemas.
+   */
+  unknownBodyFields?: 'ignore' | 'refuse';
   /** Larger than the service's JSON body limit (bytes), for this route only. */
   bodyLimit?: number;
   /** Marked in the table when a route is served by plain node:http in front of the router:

@@ -1,7 +1,7 @@
 // Request schemas of the early access feature endpoints (docs/interface.md, "Early access
-// features"), and the shape of their answers. Update accepts only its four writable fields;
-// anything else is a 400 naming the field.
-import { type FromSchema } from '@sett/schemas';
+// features"), and the shape of their answers. Update changes only its four writable fields;
+// the linked flag cannot be changed (a 400 naming it), other fields are ignored.
+import { notServed, type FromSchema } from '@sett/schemas';
 import { bool, dateTime, int, nullable, shape, str, uuid } from '../api-schemas';
 import { MAX_INT4 } from '../validate';
 
@@ -24,7 +24,10 @@ export const earlyAccessFeatureCreateSchema = {
 export const earlyAccessFeatureUpdateSchema = {
   type: 'object',
   additionalProperties: false,
-  properties: fields,
+  properties: {
+    ...fields,
+    feature_flag_id: notServed('the linked flag is set when the feature is created'),
+  },
 } as const;
 
 export type EarlyAccessFeatureCreateBody = FromSchema<typeof earlyAccessFeatureCreateSchema>;

@@ -1,6 +1,6 @@
 // Request schema of PATCH /api/projects/:id/: the SDK settings remote config is built from, with
-// PostHog's team field names, and the project name (unknown fields are a 400 naming the field,
-// as for users); the body of POST /api/projects/; and the shapes of the answers.
+// PostHog's team field names, and the project name (unknown and read-only fields are ignored, as
+// PostHog's serializer ignores them); the body of POST /api/projects/; and the shapes of the answers.
 import { ValidationError } from '@sett/http';
 import { WEB_VITALS_METRICS, type FromSchema } from '@sett/schemas';
 import { anyJson, bool, int, shape, str, strOrNull, uuid } from '../api-schemas';

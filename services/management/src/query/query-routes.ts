@@ -26,6 +26,8 @@ export const queryRoutes = [
       note: 'TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery (select subset); no HogQLQuery, actions, cohorts in filters or async query status',
     },
     auth: personal('query:read'),
+    // PostHog's query models forbid fields they do not know: so does Sett.
+    unknownBodyFields: 'refuse',
     schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },
     handler: async ({ params, body, auth, reply }, d) => {
       const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);

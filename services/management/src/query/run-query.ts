@@ -14,6 +14,7 @@
 // 4. one connection of the query pool, one read-only transaction, and one deadline for the
 //    whole request (QUERY_TIMEOUT_MS: 504, every statement it started cancelled).
 import { prom, RateLimitedError } from '@sett/http';
+import { notServed } from '@sett/schemas';
 import type { QueryEngine } from '@sett/query';
 import type { QuerySlots, SlotScope } from './query-slots';
 import type { ResultCache } from './result-cache';
@@ -47,6 +48,12 @@ export const queryRequestSchema = {
     },
     client_query_id: { type: 'string', maxLength: 200 },
     name: { type: 'string', maxLength: 400 },
+    async: {
+      type: 'boolean',
+      description: "PostHog's older spelling of refresh: 'async'; answered as blocking.",
+    },
+    filters_override: notServed('dashboard filter overrides would change the answer'),
+    variables_override: notServed('HogQL variables are not served'),
   },
 } as const;
 
