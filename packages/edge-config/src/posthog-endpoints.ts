@@ -166,6 +166,12 @@ export const POSTHOG_ENDPOINTS: PosthogEndpoint[] = [
   },
   ...crud('/api/personal_api_keys', 'Personal API keys'),
   {
+    methods: ['GET'],
+    path: '/api/personal_api_keys/@current/',
+    area: 'management',
+    summary: 'The calling key (introspection)',
+  },
+  {
     methods: ['POST'],
     path: '/api/personal_api_keys/{id}/roll/',
     area: 'management',
@@ -183,7 +189,18 @@ export const POSTHOG_ENDPOINTS: PosthogEndpoint[] = [
   subtree('/api/organizations/{id}/invites', 'Invites'),
   subtree('/api/organizations/{id}/domains', 'Verified domains and SSO'),
   subtree('/api/organizations/{id}/proxy_records', 'Managed reverse proxies'),
-  subtree('/api/organizations/{id}/projects', 'Projects of an organization'),
+  {
+    methods: ['GET', 'POST'],
+    path: '/api/organizations/{id}/projects/',
+    area: 'management',
+    summary: 'Projects of an organization',
+  },
+  {
+    methods: ['GET'],
+    path: '/api/organizations/{id}/projects/{project_id}/',
+    area: 'management',
+    summary: 'A project of an organization',
+  },
   subtree('/api/organizations/{id}/batch_exports', 'Organization batch exports'),
   subtree('/api/organizations/{id}/plugins', 'Plugins and pipeline apps'),
   subtree('/api/organizations/{id}/feature_flags', 'Flags across projects'),

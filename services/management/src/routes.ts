@@ -4,8 +4,9 @@
 // (`<feature>/<feature>-routes.ts`); this file only assembles them. Dispatch, 405s, the scope
 // check, validation, CORS, metrics labels and the OpenAPI document are derived from the table
 // (@sett/http's route mechanism; docs/architecture.md, "HTTP routes"). A new feature lands in a
-// folder of its own and adds its block here.
-import type { RouteTable } from '@sett/http';
+// folder of its own and adds its block here. Every project route is served under
+// /api/environments/:project_id/ as well (withEnvironmentPaths).
+import type { AnyRoute, RouteTable } from '@sett/http';
 import { userRoutes } from './users/user-routes';
 import { projectRoutes } from './projects/project-routes';
 import { organizationRoutes } from './organizations/organization-routes';
@@ -19,9 +20,28 @@ import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-route
 import { schemaRoutes } from './openapi/schema-routes';
 import type { ManagementRouteDeps } from './route-deps';
 
+const PROJECT_PATH = '/api/projects/:project_id';
+const ENVIRONMENT_PATH = '/api/environments/:project_id';
+
+/**
+ * PostHog serves its project-level endpoints under /api/environments/:id/ too (an environment
+ * is its project here), and its newer clients call them there: every project route answers
+ * both paths, from its one declaration.
+ */
+function withEnvironmentPaths(routes: AnyRoute<ManagementRouteDeps>[]): AnyRoute<ManagementRouteDeps>[] {
+  return routes.map((route) =>
+    route.url.startsWith(`${PROJECT_PATH}/`)
+      ? {
+          ...route,
+          aliases: [...(route.aliases ?? []), ENVIRONMENT_PATH + route.url.slice(PROJECT_PATH.length)],
+        }
+      : route,
+  );
+}
+
 export const managementRoutes: RouteTable<ManagementRouteDeps> = {
   service: 'management',
-  routes: [
+  routes: withEnvironmentPaths([
     ...userRoutes,
     ...projectRoutes,
     ...organizationRoutes,
@@ -33,5 +53,5 @@ export const managementRoutes: RouteTable<ManagementRouteDeps> = {
     ...personRoutes,
     ...personalApiKeyRoutes,
     ...schemaRoutes,
-  ],
+  ]),
 };

@@ -143,7 +143,13 @@ export async function seed(prisma: PrismaClient): Promise<Fixture> {
   return { orgA, orgB, teamA, teamA2, teamB, alice, adminA, bob, staff };
 }
 
-export async function createKey(prisma: PrismaClient, userId: number, scopes: string[]): Promise<string> {
+/** A personal API key of the user; `limits`: the projects and organizations it is limited to. */
+export async function createKey(
+  prisma: PrismaClient,
+  userId: number,
+  scopes: string[],
+  limits: { teams?: number[]; organizations?: string[] } = {},
+): Promise<string> {
   const value = generatePersonalApiKey();
   await prisma.personalApiKey.create({
     data: {
@@ -153,6 +159,8 @@ export async function createKey(prisma: PrismaClient, userId: number, scopes: st
       secureValue: hashPersonalApiKey(value),
       maskValue: maskKey(value),
       scopes,
+      scopedTeams: limits.teams ?? [],
+      scopedOrganizations: limits.organizations ?? [],
     },
   });
   return value;

@@ -15,8 +15,15 @@ export interface AuthContext {
   levels: ReadonlyMap<string, number>;
   /** ids of the projects (teams) of those organizations, at lookup time */
   teamIds: ReadonlySet<number>;
+  /** project id -> its organization id, for the same projects */
+  teamOrganizations: ReadonlyMap<number, string>;
   /** The user's current project (users.current_team_id), what `@current` names; null if unset. */
   currentTeamId?: number | null;
+  /** The user's current organization (users.current_organization_id); null if unset. */
+  currentOrganizationId?: string | null;
+  /** The projects and organizations the key is limited to; empty: all (key-scoping.ts). */
+  scopedTeams: readonly number[];
+  scopedOrganizations: readonly string[];
 }
 
 /** 403 naming the missing scope, PostHog's wording. Called by the route mechanism only. */

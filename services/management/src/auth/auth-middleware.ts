@@ -77,23 +77,27 @@ export function parseBearer(header: string | undefined): string {
 // round trip (indexes: personal_api_keys.secure_value, organization_memberships.user_id,
 // teams.organization_id).
 const KEY_CONTEXT_SQL = `
-SELECT k.id, k.scopes, u.id AS user_id, u.is_staff, u.is_active, u.current_team_id,
-  COALESCE((SELECT json_agg(json_build_array(m.organization_id, m.level))
+SELECT k.id, k.scopes, k.scoped_teams, k.scoped_organizations, u.id AS user_id, u.is_staff, u.is_active,
+  u.current_team_id, u.current_organization_id,
+  COALESCE((SELECT json_agg(json_build_array(m.organization_id, m.level) ORDER BY m.joined_at, m.id)
             FROM organization_memberships m WHERE m.user_id = u.id), '[]') AS levels,
-  COALESCE((SELECT array_agg(t.id) FROM organization_memberships m
-            JOIN teams t ON t.organization_id = m.organization_id AND t.deleted_at IS NULL WHERE m.user_id = u.id), '{}') AS team_ids
+  COALESCE((SELECT json_agg(json_build_array(t.id, t.organization_id)) FROM organization_memberships m
+            JOIN teams t ON t.organization_id = m.organization_id AND t.deleted_at IS NULL WHERE m.user_id = u.id), '[]') AS teams
 FROM personal_api_keys k JOIN users u ON u.id = k.user_id
 WHERE k.secure_value = $1`;
 
 interface KeyContextRow {
   id: string;
   scopes: string[];
+  scoped_teams: number[];
+  scoped_organizations: string[];
   user_id: number;
   is_staff: boolean;
   is_active: boolean;
   current_team_id: number | null;
+  current_organization_id: string | null;
   levels: [string, number][];
-  team_ids: number[];
+  teams: [number, string][];
 }
 
 const SECRET_KEY_SQL = `
@@ -126,8 +130,12 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
       isStaff: row.is_staff,
       scopes: row.scopes,
       levels: new Map(row.levels),
-      teamIds: new Set(row.team_ids),
+      teamIds: new Set(row.teams.map(([id]) => id)),
+      teamOrganizations: new Map(row.teams),
       currentTeamId: row.current_team_id,
+      currentOrganizationId: row.current_organization_id,
+      scopedTeams: row.scoped_teams,
+      scopedOrganizations: row.scoped_organizations,
     };
     return { kind: 'personal', auth };
   }

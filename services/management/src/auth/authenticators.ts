@@ -1,6 +1,7 @@
 // The credentials management's route table names, as the route mechanism asks for them:
 // - `personal_key`: `Authorization: Bearer phx_…` (auth-middleware.ts looks it up, cached), the
-//   route's scope checked against the key's scopes;
+//   route's scope checked against the key's scopes, and the projects or organizations the path
+//   names against the key's limits (key-scoping.ts);
 // - `personal_or_secret_key`: the same, or the project's secret key (`phs_…`, the current one or
 //   the backup kept after a rotation; PostHog takes it on remote_config only). A secret key
 //   stands for its project and holds no scopes: the handler checks that the path names it.
@@ -11,6 +12,7 @@ import { AuthenticationError, bearerToken, RateLimitedError, type Authenticator 
 import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { checkScope, type AuthContext } from './auth-context';
 import type { KeyAuthenticator } from './auth-middleware';
+import { checkKeyScoping } from './key-scoping';
 
 /** A project secret key's caller: its project. */
 export interface SecretKeyCaller {
@@ -31,7 +33,10 @@ const SECRET_KEY_RE = /^phs_[A-Za-z0-9]{20,200}$/;
 export function personalKeyAuthenticator(keys: KeyAuthenticator): Authenticator<AuthContext> {
   return {
     authenticate: (request: FastifyRequest) => keys.authenticate(request.raw),
-    authorize: (auth, scope) => checkScope(auth.scopes, scope),
+    authorize: (auth, scope, request) => {
+      checkScope(auth.scopes, scope);
+      checkKeyScoping(auth, request);
+    },
   };
 }
 
@@ -48,8 +53,10 @@ export function personalOrSecretKeyAuthenticator(
       const team = await keys.authenticateSecretKey(request.raw, bearer);
       return { kind: 'secret_key', teamId: team.teamId, apiToken: team.apiToken };
     },
-    authorize(auth, scope) {
-      if (!isSecretKeyCaller(auth)) checkScope(auth.scopes, scope);
+    authorize(auth, scope, request) {
+      if (isSecretKeyCaller(auth)) return;
+      checkScope(auth.scopes, scope);
+      checkKeyScoping(auth, request);
     },
   };
 }

@@ -1,5 +1,6 @@
 // The routes of organizations and their members.
-import { listQuery, paginated } from '../api-schemas';
+import { NotFoundError } from '@sett/http';
+import { listQuery, paginated, projectIdParam } from '../api-schemas';
 import {
   memberCreateSchema,
   memberSchema,
@@ -10,6 +11,11 @@ import {
 } from './organization-schemas';
 import { parsePage } from '../pagination/pagination';
 import { r, personal, listAnswer, organizationParams, memberParams } from '../route-kit';
+import { inKeyScopeOrganization, isKeyScoped } from '../auth/key-scoping';
+import { projectCreateSchema, projectSchema } from '../projects/project-schemas';
+import { projectJson } from '../projects/project-views';
+import { listProjects } from '../projects/project-reads';
+import { resolveProject } from '../projects/project-access';
 
 export const organizationRoutes = [
   r({
@@ -21,7 +27,10 @@ export const organizationRoutes = [
     schema: { querystring: listQuery, response: { 200: paginated(organizationSchema) } },
     handler: async ({ query, auth, request }, d) => {
       const page = parsePage(query);
-      return listAnswer(request, d, page, await d.organizations.list(auth.userId, page));
+      const within = isKeyScoped(auth)
+        ? [...auth.levels.keys()].filter((id) => inKeyScopeOrganization(auth, id))
+        : undefined;
+      return listAnswer(request, d, page, await d.organizations.list(auth.userId, page, within));
     },
   }),
   r({
@@ -70,6 +79,63 @@ export const organizationRoutes = [
     schema: { params: organizationParams },
     handler: async ({ params, auth }, d) =>
       d.onMembershipsChanged(await d.organizations.remove(auth.userId, params.id)),
+  }),
+  r({
+    method: 'GET',
+    url: '/api/organizations/:id/projects/',
+    summary: "List an organization's projects (those the key reaches)",
+    tag: 'organizations',
+    auth: personal('project:read'),
+    schema: {
+      params: organizationParams,
+      querystring: listQuery,
+      response: { 200: paginated(projectSchema) },
+    },
+    handler: async ({ params, query, auth, request }, d) => {
+      const org = await d.organizations.membershipOf(auth.userId, params.id);
+      const page = parsePage(query);
+      return listAnswer(request, d, page, await listProjects(d.prisma, auth, page, org.id));
+    },
+  }),
+  r({
+    method: 'POST',
+    url: '/api/organizations/:id/projects/',
+    summary: 'Create a project in the organization (admins and owners)',
+    tag: 'organizations',
+    status: 201,
+    auth: personal('project:write'),
+    schema: {
+      params: organizationParams,
+      body: projectCreateSchema,
+      response: { 201: projectSchema },
+    },
+    handler: async ({ params, body, auth }, d) => {
+      const org = await d.organizations.membershipOf(auth.userId, params.id);
+      const team = await d.projects.create({ ...body, organization: org.id }, auth.userId, org.id);
+      d.onCallersChanged();
+      return projectJson(team);
+    },
+  }),
+  r({
+    method: 'GET',
+    url: '/api/organizations/:id/projects/:project_id/',
+    summary: "Retrieve one of the organization's projects",
+    tag: 'organizations',
+    auth: personal('project:read'),
+    schema: {
+      params: {
+        type: 'object',
+        required: ['id', 'project_id'],
+        properties: { id: organizationParams.properties.id, project_id: projectIdParam },
+      },
+      response: { 200: projectSchema },
+    },
+    handler: async ({ params, auth }, d) => {
+      const org = await d.organizations.membershipOf(auth.userId, params.id);
+      const team = await resolveProject(d.prisma, auth, params.project_id);
+      if (team.organizationId !== org.id) throw new NotFoundError('Project not found.');
+      return projectJson(team);
+    },
   }),
   r({
     method: 'GET',

@@ -74,8 +74,9 @@ export function createOrganizationService(prisma: PrismaClient) {
   return {
     membershipOf,
 
-    async list(userId: number, page: Page) {
-      const where = { memberships: { some: { userId } } };
+    /** `within`: the organizations the key is limited to (key-scoping.ts); undefined: all. */
+    async list(userId: number, page: Page, within?: string[]) {
+      const where = { memberships: { some: { userId } }, ...(within ? { id: { in: within } } : {}) };
       const [count, orgs, levels] = await Promise.all([
         prisma.organization.count({ where }),
         prisma.organization.findMany({

@@ -25,7 +25,9 @@ export const personalApiKeyRoutes = [
     method: 'POST',
     url: '/api/personal_api_keys/',
     summary: 'Create a personal API key (its value is answered once)',
-    description: 'A key can only create keys with scopes it holds itself.',
+    description:
+      'A key can only create keys with scopes it holds itself, limited to projects and organizations ' +
+      'its user belongs to, and within its own limits.',
     tag: 'personal_api_keys',
     status: 201,
     auth: personal('personal_api_key:write'),
@@ -39,7 +41,19 @@ export const personalApiKeyRoutes = [
     tag: 'personal_api_keys',
     auth: personal('personal_api_key:read'),
     schema: { params: keyParams, response: { 200: personalApiKeySchema } },
-    handler: ({ params, auth }, d) => d.personalApiKeys.retrieve(auth.userId, params.id),
+    handler: ({ params, auth }, d) => d.personalApiKeys.retrieve(auth, params.id),
+  }),
+  r({
+    method: 'GET',
+    url: '/api/personal_api_keys/@current/',
+    summary: 'The key making the request: its scopes and the projects and organizations it may use',
+    description:
+      "PostHog's API clients start here: the key's scopes, and the projects (scoped_teams) and " +
+      'organizations (scoped_organizations) it is limited to (null: all). Any valid key may read itself.',
+    tag: 'personal_api_keys',
+    auth: { kind: 'personal_key', scope: null },
+    schema: { response: { 200: personalApiKeySchema } },
+    handler: ({ auth }, d) => d.personalApiKeys.retrieve(auth, '@current'),
   }),
   r({
     method: 'DELETE',

@@ -1,5 +1,6 @@
-// The project reads of /api/projects/ (routes.ts): the projects of the organizations the key's
-// user belongs to, so a dashboard can find its project_id. Membership decides, even for staff;
+// The project reads of /api/projects/ and /api/organizations/:id/projects/: the projects of the
+// organizations the key's user belongs to, within the key's limits (key-scoping.ts), so a
+// dashboard can find its project_id. Membership decides, even for staff;
 // both take the caller's organizations/projects from the cached key context (the list filters
 // on those organizations, so a project created in one of them shows at once; a membership
 // changed elsewhere applies within the auth cache TTL). Deleted projects are gone from every
@@ -12,10 +13,22 @@ import { parseIntId } from '../validate';
 import { resolveProject } from './project-access';
 import { projectJson } from './project-views';
 
-export async function listProjects(prisma: PrismaClient, auth: AuthContext, page: Page) {
+/** The projects of the caller's organizations (of one, when given) that the key reaches. */
+export async function listProjects(
+  prisma: PrismaClient,
+  auth: AuthContext,
+  page: Page,
+  organizationId?: string,
+) {
+  const organizations = [...auth.levels.keys()].filter(
+    (id) =>
+      (organizationId === undefined || id === organizationId) &&
+      (auth.scopedOrganizations.length === 0 || auth.scopedOrganizations.includes(id)),
+  );
   const where: Prisma.TeamWhereInput = {
-    organizationId: { in: [...auth.levels.keys()] },
+    organizationId: { in: organizations },
     deletedAt: null,
+    ...(auth.scopedTeams.length > 0 ? { id: { in: [...auth.scopedTeams] } } : {}),
   };
   const [count, teams] = await Promise.all([
     prisma.team.count({ where }),

@@ -6,6 +6,7 @@ import { listProjects, retrieveProject } from './project-reads';
 import { projectCreateSchema, projectSchema, projectUpdateSchema } from './project-schemas';
 import { projectJson } from './project-views';
 import { r, personal, listAnswer, PROJECT } from '../route-kit';
+import { requireKeyScopeForNewProject } from '../auth/key-scoping';
 
 export const projectRoutes = [
   r({
@@ -33,6 +34,7 @@ export const projectRoutes = [
         where: { id: auth.userId },
         select: { currentOrganizationId: true },
       });
+      requireKeyScopeForNewProject(auth, body.organization?.toLowerCase() ?? user.currentOrganizationId);
       const team = await d.projects.create(body, auth.userId, user.currentOrganizationId);
       d.onCallersChanged();
       return projectJson(team);

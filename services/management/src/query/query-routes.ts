@@ -8,7 +8,6 @@ export const queryRoutes = [
   r({
     method: 'POST',
     url: `${PROJECT}/query/`,
-    aliases: ['/api/environments/:project_id/query/'],
     summary: "Run a query (TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery) in PostHog's shapes",
     description:
       'Served kinds: TrendsQuery (EventsNode series; math total, dau, weekly_active, monthly_active, unique_session, ' +
