@@ -233,6 +233,9 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       geoipEnabled: oneOf(env, 'INGESTION_GEOIP_ENABLED', 'true', ['true', 'false']) === 'true',
       /** The same City database decide reads (DECIDE_GEOIP_DATABASE_PATH), or the bundled one. */
       geoipDatabasePath: read(env, 'DECIDE_GEOIP_DATABASE_PATH'),
+      /** Event and property definitions kept current from stored batches (definition-tracker.ts);
+       * false: the definitions endpoints list only what was recorded before. */
+      definitionsEnabled: oneOf(env, 'INGESTION_DEFINITIONS_ENABLED', 'true', ['true', 'false']) === 'true',
       /** The consumer watchdog: lag and no batch progress for this long replaces the consumer (0 = off). */
       stallTimeoutMs: int(env, 'INGESTION_STALL_TIMEOUT_MS', 120_000, 0, 3_600_000),
     },
@@ -262,6 +265,14 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       pollIntervalMs: int(env, 'JOBS_POLL_INTERVAL_MS', 1_000, 10, 600_000),
       leaseMs: int(env, 'JOBS_LEASE_MS', 60_000, 1_000, 3_600_000),
       retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', 3_600_000, 1_000, 7 * 86_400_000),
+      /** How often event definitions' volume_30_day is recounted from the last 30 days of events. */
+      definitionVolumesIntervalMs: int(
+        env,
+        'DEFINITION_VOLUMES_INTERVAL_MS',
+        3_600_000,
+        1_000,
+        7 * 86_400_000,
+      ),
       personDeletionSettleMs: int(env, 'PERSON_DELETION_SETTLE_MS', 900_000, 0, 7 * 86_400_000),
     },
     shutdownTimeoutMs: int(env, 'SHUTDOWN_TIMEOUT_MS', 25_000, 0, 600_000),

@@ -25,6 +25,18 @@ export const SCOPES = [
   'query:write',
   'personal_api_key:read',
   'personal_api_key:write',
+  'event_definition:read',
+  'event_definition:write',
+  'property_definition:read',
+  'property_definition:write',
+  'group:read',
+  'group:write',
+  'insight:read',
+  'insight:write',
+  'dashboard:read',
+  'dashboard:write',
+  'annotation:read',
+  'annotation:write',
 ] as const;
 export type Scope = (typeof SCOPES)[number] | '*';
 

@@ -132,6 +132,12 @@ export function createIngestionMetrics(
       help: 'Events given $geoip_* properties from their $ip',
       registers,
     }),
+    definitionsWritten: new prom.Counter({
+      name: 'sett_ingestion_definitions_written_total',
+      help: 'Event names, property names and event-property pairs written to the definitions tables (new, or seen again after the refresh interval)',
+      labelNames: ['table'],
+      registers,
+    }),
     groupTypeLimit: new prom.Counter({
       name: 'sett_ingestion_group_type_limit_total',
       help: '$groupidentify events whose group type did not fit the five types of the project (event stored, group not)',
@@ -143,6 +149,8 @@ export function createIngestionMetrics(
     metrics.deadLetters.inc({ topic }, 0);
   }
   for (const reason of DROP_REASONS) metrics.drops.inc({ reason }, 0);
+  for (const table of ['event_definitions', 'property_definitions', 'event_properties'])
+    metrics.definitionsWritten.inc({ table }, 0);
   for (const stage of RETRY_STAGES) metrics.retries.inc({ stage }, 0);
   for (const group of known.groups) {
     metrics.consumerRestarts.inc({ group }, 0);

@@ -6,6 +6,7 @@ import type { Pool } from 'pg';
 import type { Kafka } from 'kafkajs';
 import type { Registry } from 'prom-client';
 import type { Config } from '@sett/config';
+import { createDefinitionTracker } from './definitions/definition-tracker';
 import { bumpQueryDataVersions, writeGroupTypes, type Redis } from '@sett/cache';
 import { prom } from '@sett/http';
 import {
@@ -43,7 +44,8 @@ export type IngestionWorkerConfig = Pick<
   | 'batchWaitMs'
   | 'batchConcurrency'
   | 'stallTimeoutMs'
->;
+> &
+  Partial<Pick<Config['ingestion'], 'definitionsEnabled'>>;
 
 export type IngestionWorkerDeps = {
   kafka: Kafka;
@@ -141,6 +143,16 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     }
   };
 
+  const definitions = createDefinitionTracker({
+    pool: deps.pool,
+    logger,
+    onWritten: (n) => {
+      metrics.definitionsWritten.inc({ table: 'event_definitions' }, n.events);
+      metrics.definitionsWritten.inc({ table: 'property_definitions' }, n.properties);
+      metrics.definitionsWritten.inc({ table: 'event_properties' }, n.eventProperties);
+    },
+  });
+
   const handleBatch = createBatchRunner({
     pool: deps.pool,
     teams,
@@ -153,6 +165,10 @@ export function createIngestionWorker(deps: IngestionWorkerDeps): IngestionWorke
     teamSteps,
     // Cached query answers of these projects are stale now (management's result cache).
     onStored: deps.redis ? (teams) => bumpQueryDataVersions(deps.redis!, teams) : undefined,
+    trackDefinitions:
+      config.definitionsEnabled === false
+        ? undefined
+        : (events, groupTypes) => definitions.track(events, groupTypes),
   });
   const runners = plans.map((plan) => ({
     plan,

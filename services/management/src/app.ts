@@ -27,6 +27,7 @@ import { createMemberService } from './members/member-service';
 import { buildApiDocument } from './openapi/api-document';
 import { createOrganizationService } from './organizations/organization-service';
 import { linkOrigin } from './pagination/pagination';
+import { createDefinitionStore } from './definitions/definition-store';
 import { createPersonalApiKeyService } from './personal-api-keys/personal-api-key-service';
 import { createProjectService } from './projects/project-service';
 import { createRedisRateLimiter } from './rate-limit/rate-limiter';
@@ -129,6 +130,7 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     flags,
     cohorts: createCohortService({ prisma, redis, logger, regexes }),
     personalApiKeys: createPersonalApiKeyService(prisma),
+    definitions: createDefinitionStore(pool),
     regexes,
     queries: createQueryRunner({
       engine: createQueryEngine({
@@ -181,7 +183,11 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     // Management answers browsers only where its table says so; the console is same-origin.
     defaultCors: 'none',
     // The regex checker's worker thread, when the app made the checker.
-    onClose: deps.regexes ? undefined : () => regexes.close(),
+    // Writes off the request path finish before the connections close.
+    onClose: async () => {
+      await keys.settle();
+      if (!deps.regexes) await regexes.close();
+    },
     jsonBodyLimit: config.maxBodyBytes,
     checkResponses: config.checkResponses,
     accessLogSampleRate: config.accessLogSampleRate,

@@ -15,6 +15,7 @@ import { featureFlagRoutes } from './feature-flags/feature-flag-routes';
 import { cohortRoutes } from './cohorts/cohort-routes';
 import { eventRoutes } from './events/event-routes';
 import { queryRoutes } from './query/query-routes';
+import { definitionRoutes } from './definitions/definition-routes';
 import { personRoutes } from './persons/person-routes';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes';
 import { schemaRoutes } from './openapi/schema-routes';
@@ -50,6 +51,7 @@ export const managementRoutes: RouteTable<ManagementRouteDeps> = {
     ...cohortRoutes,
     ...eventRoutes,
     ...queryRoutes,
+    ...definitionRoutes,
     ...personRoutes,
     ...personalApiKeyRoutes,
     ...schemaRoutes,

@@ -32,6 +32,7 @@ import {
 } from './types';
 import { writeBatch, type WriteBatchResult } from './write-batch';
 import type { TeamSteps } from './team-steps';
+import type { GroupTypeMapping } from '../groups/group-rules';
 
 export type DeadLetter = {
   topic: string;
@@ -65,6 +66,14 @@ export type BatchRunnerDeps = {
    * data versions). Failures are logged only.
    */
   onStored?: (teamIds: ReadonlySet<number>) => Promise<void>;
+  /**
+   * After the write, once per batch: the stored events and the group types of their projects
+   * (event and property definitions, definition-tracker.ts). Failures are logged only.
+   */
+  trackDefinitions?: (
+    events: readonly TeamEvent[],
+    groupTypes: ReadonlyMap<number, GroupTypeMapping>,
+  ) => Promise<void>;
 };
 
 /** Where a message came from. Prepared events carry its index in the batch as their `offset`
@@ -260,6 +269,15 @@ async function finish(
       await run
         .afterPostgresCommit(r)
         .catch((error: Error) => logger.warn('after-Postgres-commit step failed', { error: error.message }));
+  }
+  if (run.trackDefinitions && events.length > 0) {
+    const groupTypes = new Map<number, GroupTypeMapping>();
+    for (const r of results) for (const [teamId, mapping] of r.groupTypes) groupTypes.set(teamId, mapping);
+    await run
+      .trackDefinitions(events, groupTypes)
+      .catch((error: Error) =>
+        logger.warn('could not record event and property definitions', { error: error.message }),
+      );
   }
   if (run.onStored && sum.inserted > 0) {
     const teams = new Set<number>();

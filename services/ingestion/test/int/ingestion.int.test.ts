@@ -170,6 +170,96 @@ it('handles $groupidentify and $groups, publishes group types to Redis, and caps
   expect(Number(await env.redis.get(redisKeys.queryDataVersion(team.teamId)))).toBeGreaterThan(0);
 });
 
+it('records the event names and event, person and group properties it stores, with their types', async () => {
+  const own = await createTeam(env.pool);
+  const t = own.token;
+  const messages = [
+    captureMessage(t, 'd-1', 'defined', {
+      plan: 'pro',
+      price: 12.5,
+      paid: true,
+      flagged: 'false',
+      signed_up_at: '2026-01-02T03:04:05Z',
+      created_time: 1_767_225_600,
+      utm_source: '2026-01-01',
+      nested: { a: 1 },
+      $set: { email: 'd@x.test' },
+      $set_once: { first_seen: '2026-01-01' },
+    }),
+    captureMessage(t, 'd-1', 'defined', { price: 'not a number now', extra: 1 }),
+    captureMessage(t, 'd-2', 'other', { plan: 'free', ['k'.repeat(401)]: 1 }),
+    captureMessage(t, 'd-2', '$groupidentify', {
+      $group_type: 'company',
+      $group_key: 'c1',
+      $group_set: { seats: 5 },
+    }),
+  ];
+  await produce(env.producer, messages);
+  await waitFor(
+    'definitions recorded',
+    async () =>
+      (
+        await env.pool.query(
+          `SELECT 1 FROM property_definitions WHERE team_id = $1 AND name IN ('seats', 'extra', 'plan', 'email')
+            UNION ALL SELECT 1 FROM event_definitions WHERE team_id = $1`,
+          [own.teamId],
+        )
+      ).rowCount === 7,
+  );
+  const events = await env.pool.query(
+    'SELECT name, last_seen_at IS NOT NULL AS seen FROM event_definitions WHERE team_id = $1 ORDER BY name',
+    [own.teamId],
+  );
+  expect(events.rows).toEqual([
+    { name: '$groupidentify', seen: true },
+    { name: 'defined', seen: true },
+    { name: 'other', seen: true },
+  ]);
+  const properties = await env.pool.query(
+    `SELECT type, group_type_index, name, property_type, is_numerical FROM property_definitions
+      WHERE team_id = $1 ORDER BY type, name`,
+    [own.teamId],
+  );
+  const byName = (type: number) =>
+    Object.fromEntries(
+      properties.rows
+        .filter((r) => r.type === type)
+        .map((r) => [r.name, [r.property_type, r.is_numerical, r.group_type_index]]),
+    );
+  expect(byName(1)).toMatchObject({
+    plan: ['String', false, -1],
+    price: ['Numeric', true, -1],
+    paid: ['Boolean', false, -1],
+    flagged: ['Boolean', false, -1],
+    signed_up_at: ['DateTime', false, -1],
+    created_time: ['DateTime', false, -1],
+    utm_source: ['String', false, -1],
+    nested: [null, false, -1],
+    extra: ['Numeric', true, -1],
+  });
+  // A name over 400 characters is stored with its event, not as a definition.
+  expect(properties.rows.filter((r) => r.name.length > 400)).toEqual([]);
+  // $set and friends are not event properties; they are person properties.
+  expect(byName(1)).not.toHaveProperty('$set');
+  expect(byName(1)).not.toHaveProperty('$group_set');
+  expect(byName(2)).toEqual({ email: ['String', false, -1], first_seen: ['DateTime', false, -1] });
+  expect(byName(3)).toEqual({ seats: ['Numeric', true, 0] });
+  const pairs = await env.pool.query(
+    `SELECT event, property FROM event_properties WHERE team_id = $1 AND property IN ('plan', 'extra') ORDER BY 1, 2`,
+    [own.teamId],
+  );
+  expect(pairs.rows).toEqual([
+    { event: 'defined', property: 'extra' },
+    { event: 'defined', property: 'plan' },
+    { event: 'other', property: 'plan' },
+  ]);
+  expect(
+    await metricValue(running.registry, 'sett_ingestion_definitions_written_total', {
+      table: 'event_definitions',
+    }),
+  ).toBeGreaterThanOrEqual(3);
+});
+
 it('drops unknown tokens and nameless events, dead-letters bad messages with the reason, and keeps going', async () => {
   const before = await countEvents(env.pool);
   const good = captureMessage(team.token, 'after-bad', 'still ingested');

@@ -50,6 +50,8 @@ export interface KeyAuthenticator {
   authenticateSecretKey(req: Request, key: string): Promise<SecretKeyProject>;
   /** Forget cached lookups (after a key or user is changed or deleted in this process). */
   clear(): void;
+  /** Resolves once the last_used_at writes under way are done (before the database closes). */
+  settle(): Promise<void>;
 }
 
 /** The bearer token of an Authorization header, or a 401 explaining what is wrong with it. */
@@ -154,16 +156,20 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
   }
 
   const lastUsedWritten = new Map<string, number>();
+  const writing = new Set<Promise<void>>();
 
   function touch(keyId: string) {
     const t = now();
     if (t - (lastUsedWritten.get(keyId) ?? 0) < LAST_USED_INTERVAL_MS) return;
     lastUsedWritten.set(keyId, t);
-    opts.prisma.personalApiKey
+    const write = opts.prisma.personalApiKey
       .updateMany({ where: { id: keyId }, data: { lastUsedAt: new Date(t) } })
-      .catch((err: unknown) =>
-        opts.logger.warn('could not update last_used_at', { err: (err as Error).message }),
-      );
+      .then(
+        () => undefined,
+        (err: unknown) => opts.logger.warn('could not update last_used_at', { err: (err as Error).message }),
+      )
+      .finally(() => writing.delete(write));
+    writing.add(write);
   }
 
   return {
@@ -183,6 +189,9 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
     },
     clear() {
       keys.clear();
+    },
+    async settle() {
+      await Promise.all(writing);
     },
   };
 }

@@ -1,5 +1,6 @@
 // The management service's background jobs in one place: which kinds exist, their handlers and
-// the periodic schedule (retention every retentionIntervalMs, a purge per soft-deleted project).
+// the periodic schedule (retention every retentionIntervalMs, definition volumes every
+// definitionVolumesIntervalMs, a purge per soft-deleted project).
 // main.ts starts the runner; tests build one with short intervals.
 import type pg from 'pg';
 import type { Logger } from '@sett/logger';
@@ -10,11 +11,18 @@ import { personDeletionJob } from './person-deletion-job';
 import { projectPurgeJob, PROJECT_PURGE_JOB, schedulePurges } from './project-purge-job';
 import { PERSON_DELETION_JOB } from '../persons/person-deletion';
 import { RETENTION_JOB, retentionJob } from '../retention/retention-job';
+import {
+  DEFINITION_VOLUMES_JOB,
+  definitionVolumesJob,
+  scheduleDefinitionVolumes,
+} from '../definitions/definition-volumes-job';
 
 export interface BackgroundJobsConfig {
   pollIntervalMs: number;
   leaseMs: number;
   retentionIntervalMs: number;
+  /** How often event definitions' volume_30_day is recounted (default an hour). */
+  definitionVolumesIntervalMs?: number;
   /** How long after a person deletion the sweep for events still in Kafka runs. */
   personDeletionSettleMs: number;
   /** Monthly events partitions kept ahead of the current month. */
@@ -36,7 +44,7 @@ export async function scheduleRetention(pool: pg.Pool, intervalMs: number): Prom
   );
 }
 
-export const JOB_KINDS = [RETENTION_JOB, PERSON_DELETION_JOB, PROJECT_PURGE_JOB];
+export const JOB_KINDS = [RETENTION_JOB, PERSON_DELETION_JOB, PROJECT_PURGE_JOB, DEFINITION_VOLUMES_JOB];
 
 export function createBackgroundJobs(opts: {
   pool: pg.Pool;
@@ -46,13 +54,17 @@ export function createBackgroundJobs(opts: {
   registry?: prom.Registry;
 }): JobRunner {
   const { config } = opts;
+  const volumesIntervalMs = config.definitionVolumesIntervalMs ?? 3_600_000;
   const metrics = opts.registry
     ? createJobMetrics({
         registry: opts.registry,
         pool: opts.pool,
         logger: opts.logger,
         kinds: JOB_KINDS,
-        periods: { [RETENTION_JOB]: config.retentionIntervalMs / 1000 },
+        periods: {
+          [RETENTION_JOB]: config.retentionIntervalMs / 1000,
+          [DEFINITION_VOLUMES_JOB]: volumesIntervalMs / 1000,
+        },
       })
     : undefined;
   return createJobRunner({
@@ -63,15 +75,17 @@ export function createBackgroundJobs(opts: {
     leaseMs: config.leaseMs,
     workerId: config.workerId,
     retryBaseMs: config.retryBaseMs,
-    scheduleIntervalMs: Math.min(config.retentionIntervalMs, 60_000),
+    scheduleIntervalMs: Math.min(config.retentionIntervalMs, volumesIntervalMs, 60_000),
     handlers: {
       [PERSON_DELETION_JOB]: personDeletionJob({ settleMs: config.personDeletionSettleMs }),
       [RETENTION_JOB]: retentionJob({ monthsAhead: config.partitionMonthsAhead }),
       [PROJECT_PURGE_JOB]: projectPurgeJob(),
+      [DEFINITION_VOLUMES_JOB]: definitionVolumesJob(),
     },
     schedule: async (pool) => {
       await scheduleRetention(pool, config.retentionIntervalMs);
       await schedulePurges(pool);
+      await scheduleDefinitionVolumes(pool, volumesIntervalMs);
     },
   });
 }
