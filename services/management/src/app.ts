@@ -28,6 +28,7 @@ import { buildApiDocument } from './openapi/api-document';
 import { createOrganizationService } from './organizations/organization-service';
 import { linkOrigin } from './pagination/pagination';
 import { createDefinitionStore } from './definitions/definition-store';
+import { createGroupStore } from './groups/group-store';
 import { createPersonalApiKeyService } from './personal-api-keys/personal-api-key-service';
 import { createProjectService } from './projects/project-service';
 import { createRedisRateLimiter } from './rate-limit/rate-limiter';
@@ -131,6 +132,7 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     cohorts: createCohortService({ prisma, redis, logger, regexes }),
     personalApiKeys: createPersonalApiKeyService(prisma),
     definitions: createDefinitionStore(pool),
+    groups: createGroupStore(pool),
     regexes,
     queries: createQueryRunner({
       engine: createQueryEngine({

@@ -5,6 +5,7 @@ import type { PrismaClient } from '@sett/db';
 import type { RegexChecker } from '@sett/flags';
 import type { CohortService } from './cohorts/cohort-service';
 import type { DefinitionStore } from './definitions/definition-store';
+import type { GroupStore } from './groups/group-store';
 import type { EarlyAccessFeatureService } from './early-access-features/early-access-feature-service';
 import type { FeatureFlagService } from './feature-flags/feature-flag-service';
 import type { MemberService } from './members/member-service';
@@ -31,6 +32,7 @@ export interface ManagementRouteDeps {
   cohorts: CohortService;
   personalApiKeys: PersonalApiKeyService;
   definitions: DefinitionStore;
+  groups: GroupStore;
   /** Settles the regexes a request brings (filters), budgeted and off the event loop when large. */
   regexes: RegexChecker;
   /** POST /query/ (query/run-query.ts). */

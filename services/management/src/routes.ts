@@ -16,6 +16,7 @@ import { cohortRoutes } from './cohorts/cohort-routes';
 import { eventRoutes } from './events/event-routes';
 import { queryRoutes } from './query/query-routes';
 import { definitionRoutes } from './definitions/definition-routes';
+import { groupRoutes } from './groups/group-routes';
 import { personRoutes } from './persons/person-routes';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes';
 import { schemaRoutes } from './openapi/schema-routes';
@@ -52,6 +53,7 @@ export const managementRoutes: RouteTable<ManagementRouteDeps> = {
     ...eventRoutes,
     ...queryRoutes,
     ...definitionRoutes,
+    ...groupRoutes,
     ...personRoutes,
     ...personalApiKeyRoutes,
     ...schemaRoutes,
