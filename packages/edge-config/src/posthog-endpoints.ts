@@ -420,8 +420,18 @@ export const POSTHOG_ENDPOINTS: PosthogEndpoint[] = [
     area: 'management',
     summary: "Property names of each type's groups",
   },
-  { methods: ['GET'], path: `${P}/groups/property_values/`, area: 'management', summary: 'Values of a group property' },
-  { methods: ['GET'], path: `${P}/groups/related/`, area: 'management', summary: 'Persons and groups related to one' },
+  {
+    methods: ['GET'],
+    path: `${P}/groups/property_values/`,
+    area: 'management',
+    summary: 'Values of a group property',
+  },
+  {
+    methods: ['GET'],
+    path: `${P}/groups/related/`,
+    area: 'management',
+    summary: 'Persons and groups related to one',
+  },
   { methods: ['GET'], path: `${P}/groups_types/`, area: 'management', summary: 'Group types' },
   {
     methods: ['PATCH'],
