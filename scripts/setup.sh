@@ -5,13 +5,16 @@
 #
 # It reuses whatever DATABASE_URL, REDIS_URL and KAFKA_BROKERS point at. When those are local
 # and not answering, it starts (and, as root on Debian, installs) Postgres and Redis, and notes
-# them in .sett/started-by-setup so that `pnpm start` stops them again on Ctrl-C.
+# them in the file SETT_STARTED_NOTE names, if any: `pnpm start` passes one so that it stops
+# them again on Ctrl-C. Without it (the test command) they are left running, because a stack
+# that a test starts and stops must never take the shared servers down with it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 log() { printf 'setup: %s\n' "$*" >&2; }
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo -n "$@"; else return 1; fi; }
 apt_updated=0
+note_started() { if [ -n "${SETT_STARTED_NOTE:-}" ]; then mkdir -p "$(dirname "$SETT_STARTED_NOTE")" && echo "$1" >> "$SETT_STARTED_NOTE"; fi; }
 # Quiet when it works; when apt-get fails, its output is shown (a missing package source, a lock).
 apt_install() {
   local out
@@ -84,7 +87,7 @@ if ! reachable "$pg_host" "$pg_port"; then
   log "starting PostgreSQL $ver"
   as_root pg_ctlcluster --skip-systemctl-redirect "$ver" main start 2>/dev/null || as_root pg_ctlcluster "$ver" main start || true
   wait_for "$pg_host" "$pg_port" || { log "Postgres did not come up on $pg_host:$pg_port"; exit 1; }
-  mkdir -p .sett && echo "postgres $ver" >> .sett/started-by-setup
+  note_started "postgres $ver"
   pg_user=$(node -e 'console.log(decodeURIComponent(new URL(process.argv[1]).username)||"postgres")' "$DATABASE_URL")
   as_root su postgres -c "psql -qtAc \"SELECT 1 FROM pg_roles WHERE rolname='$pg_user'\" | grep -q 1 || psql -qc 'CREATE ROLE \"$pg_user\" SUPERUSER LOGIN'" || true
 fi
@@ -97,7 +100,7 @@ if ! reachable "$redis_host" "$redis_port"; then
   mkdir -p .sett
   redis-server --daemonize yes --bind 127.0.0.1 --port "$redis_port" --save "" --appendonly no --dir "$PWD/.sett" --logfile "$PWD/.sett/redis.log"
   wait_for "$redis_host" "$redis_port" || { log "Redis did not come up"; exit 1; }
-  echo "redis $redis_port" >> .sett/started-by-setup
+  note_started "redis $redis_port"
 fi
 
 # --- Chromium (driven by the SDK end-to-end tests, packages/sdk-e2e; never downloaded by them) --

@@ -65,11 +65,12 @@ async function waitHealthy(name: string, port: number, timeoutMs = 60_000) {
   throw new Error(`${name} did not answer /_health on port ${port} within ${timeoutMs / 1000}s`);
 }
 
-// scripts/setup.sh notes the Postgres and Redis servers it had to start; they belong to this
-// run, so they stop with it. Servers that were already running are never touched.
+// scripts/start.sh has scripts/setup.sh note the Postgres and Redis servers it had to start in
+// the file SETT_STARTED_NOTE names; they belong to this run, so they stop with it. Servers that
+// were already running, or that another set-up started (the test command's), are never touched.
 function stopWhatSetupStarted() {
-  const file = path.join(root, '.sett', 'started-by-setup');
-  if (!fs.existsSync(file)) return;
+  const file = process.env.SETT_STARTED_NOTE;
+  if (!file || !fs.existsSync(file)) return;
   for (const line of fs.readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
     const [what, arg] = line.split(' ');
     try {

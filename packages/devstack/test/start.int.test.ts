@@ -61,6 +61,7 @@ describe('pnpm start (scripts/start.ts)', () => {
         ...process.env,
         DATABASE_URL: db.url,
         KAFKA_BROKERS: '', // the script starts its own development broker
+        SETT_STARTED_NOTE: '', // the shared Postgres and Redis are not this stack's to stop
         SETT_PORT: String(ports.edge),
         MANAGEMENT_PORT: String(ports.management),
         CAPTURE_PORT: String(ports.capture),

@@ -78,6 +78,7 @@ export async function startSettStack(): Promise<SettStack> {
         NODE_ENV: 'development',
         DATABASE_URL: db.url,
         KAFKA_BROKERS: '', // start.ts starts its own development broker, as `pnpm start` does
+        SETT_STARTED_NOTE: '', // the shared Postgres and Redis are not this stack's to stop
         HOST: '127.0.0.1',
         SETT_PORT: String(ports.edge),
         MANAGEMENT_PORT: String(ports.management),
