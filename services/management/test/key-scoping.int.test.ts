@@ -34,7 +34,7 @@ describe('@current', () => {
       user_id: f.alice.id,
       scopes: ['feature_flag:read'],
       scoped_teams: [f.teamA.id],
-      scoped_organizations: null,
+      scoped_organizations: [],
       mask_value: expect.stringMatching(/^phx_\.\.\./),
     });
     expect(r.body).toHaveProperty('last_used_at');
@@ -45,9 +45,9 @@ describe('@current', () => {
     expect((await call(h, 'GET', `/api/personal_api_keys/${r.body.id}/`, narrow)).status).toBe(403);
   });
 
-  it('shows null limits for an open key and 401 without one', async () => {
+  it('shows empty limits (all) for an open key and 401 without one', async () => {
     const r = await call(h, 'GET', '/api/personal_api_keys/@current/', openKey);
-    expect(r.body).toMatchObject({ scoped_teams: null, scoped_organizations: null });
+    expect(r.body).toMatchObject({ scoped_teams: [], scoped_organizations: [] });
     expect((await call(h, 'GET', '/api/personal_api_keys/@current/')).status).toBe(401);
   });
 });
@@ -61,7 +61,7 @@ describe('creating a limited key', () => {
       scoped_organizations: null,
     });
     expect(r.status).toBe(201);
-    expect(r.body).toMatchObject({ scoped_teams: [f.teamA.id, f.teamB.id], scoped_organizations: null });
+    expect(r.body).toMatchObject({ scoped_teams: [f.teamA.id, f.teamB.id], scoped_organizations: [] });
     const me = await call(h, 'GET', '/api/personal_api_keys/@current/', r.body.value);
     expect(me.body.scoped_teams).toEqual([f.teamA.id, f.teamB.id]);
   });

@@ -47,8 +47,11 @@ export const personalApiKeySchema = shape(
     mask_value: { ...str, description: 'phx_...xxxx' },
     user_id: int,
     scopes: arrayOf(str),
-    scoped_teams: { type: ['array', 'null'], items: int },
-    scoped_organizations: { type: ['array', 'null'], items: str },
+    scoped_teams: { ...arrayOf(int), description: 'the projects the key is limited to; empty: all' },
+    scoped_organizations: {
+      ...arrayOf(str),
+      description: 'the organizations the key is limited to; empty: all',
+    },
     created_at: dateTime,
     last_used_at: dateTimeOrNull,
     value: { ...str, description: 'only in the create answer: the key itself, shown once' },

@@ -24,8 +24,9 @@ export function personalApiKeyJson(k: PersonalApiKey) {
     mask_value: k.maskValue,
     user_id: k.userId,
     scopes: k.scopes,
-    scoped_teams: k.scopedTeams.length > 0 ? k.scopedTeams : null,
-    scoped_organizations: k.scopedOrganizations.length > 0 ? k.scopedOrganizations : null,
+    // Empty means all. Answered as [] (not null): PostHog's own API client reads `.length` of both.
+    scoped_teams: k.scopedTeams,
+    scoped_organizations: k.scopedOrganizations,
     created_at: k.createdAt.toISOString(),
     last_used_at: k.lastUsedAt ? k.lastUsedAt.toISOString() : null,
   };
