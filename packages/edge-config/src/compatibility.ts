@@ -21,6 +21,9 @@ export interface CompatibilityInput {
   pending?: Array<{ service: string; source: string }>;
 }
 
+/** How many of a subtree's served routes its row names (the rest are counted). */
+const SUBTREE_SHOWN = 8;
+
 function normalise(path: string): string {
   const p = path
     .toLowerCase()
@@ -53,10 +56,10 @@ export function renderCompatibility(input: CompatibilityInput): string {
         (r) => normalise(r.url).startsWith(`${prefix}/`) || normalise(r.url) === prefix,
       );
       inside.forEach((r) => matched.add(r));
-      const what =
-        inside.length === 0
-          ? 'not served'
-          : `partly served: ${[...new Set(inside.map((r) => `${r.method} \`${r.url}\``))].join(', ')}`;
+      const served = [...new Set(inside.map((r) => `${r.method} \`${r.url}\``))];
+      const shown = served.slice(0, SUBTREE_SHOWN).join(', ');
+      const more = served.length > SUBTREE_SHOWN ? ` and ${served.length - SUBTREE_SHOWN} more` : '';
+      const what = inside.length === 0 ? 'not served' : `partly served: ${shown}${more}`;
       if (inside.length === 0) counts.missing++;
       rows[e.area].push(`| all | \`${e.path}\` | ${cell(e.summary)} | ${cell(what)} |`);
       continue;

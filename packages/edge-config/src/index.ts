@@ -10,3 +10,5 @@ export { describeAuth, renderInterfaceTable } from './interface-table';
 export type { CompatRoute } from './compatibility';
 export { POSTHOG_ENDPOINTS } from './posthog-endpoints';
 export type { PosthogEndpoint } from './posthog-endpoints';
+export { createUnservedMatcher, unservedDetail } from './unserved';
+export type { UnservedMatcher } from './unserved';

@@ -3,7 +3,8 @@
 // Sett serves it. Sett's own routes come from the route tables; this list is what they are held
 // against. Resources Sett serves are listed endpoint by endpoint (their extra actions included);
 // the rest as whole subtrees (`…`). `/api/environments/{id}/…` mirrors `/api/projects/{id}/…` in
-// PostHog for the resources that have both; it is listed where Sett serves the resource.
+// PostHog for the resources that have both; Sett serves every project route at both paths, so
+// the environment paths are listed only for resources PostHog has there alone.
 export interface PosthogEndpoint {
   methods: Array<'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE'>;
   /** PostHog's path with `{param}` placeholders; ending in `/…`: everything under it. */
@@ -345,7 +346,6 @@ export const POSTHOG_ENDPOINTS: PosthogEndpoint[] = [
   { methods: ['GET'], path: `${P}/persons/cohorts/`, area: 'management', summary: "A person's cohorts" },
   subtree(`${P}/persons/funnel`, 'Persons in a funnel step (legacy)'),
   subtree(`${P}/persons/trends`, 'Persons in a trend (legacy)'),
-  subtree(`${E}/persons`, 'Persons (environment paths)'),
 
   { methods: ['GET'], path: `${P}/events/`, area: 'management', summary: 'Events' },
   { methods: ['GET'], path: `${P}/events/{id}/`, area: 'management', summary: 'An event' },
@@ -355,7 +355,6 @@ export const POSTHOG_ENDPOINTS: PosthogEndpoint[] = [
     area: 'management',
     summary: 'Values of an event property',
   },
-  subtree(`${E}/events`, 'Events (environment paths)'),
 
   {
     methods: ['POST'],
@@ -396,14 +395,61 @@ export const POSTHOG_ENDPOINTS: PosthogEndpoint[] = [
     area: 'management',
     summary: 'Property definition metadata (description, tags, type override)',
   },
-  subtree(`${E}/event_definitions`, 'Event definitions (environment paths)'),
-  subtree(`${E}/property_definitions`, 'Property definitions (environment paths)'),
 
-  subtree(`${P}/insights`, 'Insights (saved queries and their sharing, thresholds)'),
-  subtree(`${P}/dashboards`, 'Dashboards'),
+  { methods: ['GET', 'POST'], path: `${P}/insights/`, area: 'management', summary: 'Saved insights' },
+  {
+    methods: ['GET', 'PATCH'],
+    path: `${P}/insights/{id}/`,
+    area: 'management',
+    summary: 'A saved insight (deleted: true deletes it; no hard delete)',
+  },
+  { methods: ['GET'], path: `${P}/insights/activity/`, area: 'management', summary: 'History of insights' },
+  {
+    methods: ['GET'],
+    path: `${P}/insights/my_last_viewed/`,
+    area: 'management',
+    summary: 'Insights the caller viewed last',
+  },
+  { methods: ['POST'], path: `${P}/insights/viewed/`, area: 'management', summary: 'Record insight views' },
+  subtree(`${P}/insights/{id}/sharing`, 'Insight sharing links'),
+  subtree(`${P}/insights/{id}/thresholds`, 'Insight alert thresholds'),
+  subtree(`${P}/insights/trend`, 'Trends from legacy filters'),
+  subtree(`${P}/insights/funnel`, 'Funnels from legacy filters'),
+  { methods: ['GET', 'POST'], path: `${P}/dashboards/`, area: 'management', summary: 'Dashboards' },
+  {
+    methods: ['GET', 'PATCH'],
+    path: `${P}/dashboards/{id}/`,
+    area: 'management',
+    summary: 'A dashboard with its tiles (deleted: true deletes it; no hard delete)',
+  },
+  {
+    methods: ['PATCH'],
+    path: `${P}/dashboards/{id}/move_tile/`,
+    area: 'management',
+    summary: 'Move a tile to another dashboard',
+  },
+  {
+    methods: ['GET'],
+    path: `${P}/dashboards/{id}/stream_tiles/`,
+    area: 'management',
+    summary: "A dashboard's tiles as a stream",
+  },
+  {
+    methods: ['POST'],
+    path: `${P}/dashboards/create_from_template_json/`,
+    area: 'management',
+    summary: 'A dashboard from a template',
+  },
+  subtree(`${P}/dashboards/{id}/sharing`, 'Dashboard sharing links'),
   subtree(`${P}/dashboard_templates`, 'Dashboard templates'),
   subtree(`${P}/actions`, 'Actions'),
-  subtree(`${P}/annotations`, 'Annotations'),
+  { methods: ['GET', 'POST'], path: `${P}/annotations/`, area: 'management', summary: 'Annotations' },
+  {
+    methods: ['GET', 'PATCH'],
+    path: `${P}/annotations/{id}/`,
+    area: 'management',
+    summary: 'An annotation (deleted: true deletes it)',
+  },
   subtree(`${P}/experiments`, 'Experiments'),
   subtree(`${P}/experiment_holdouts`, 'Experiment holdouts'),
   subtree(`${P}/experiment_saved_metrics`, 'Experiment metrics'),
@@ -439,8 +485,6 @@ export const POSTHOG_ENDPOINTS: PosthogEndpoint[] = [
     area: 'management',
     summary: 'Rename group types',
   },
-  subtree(`${E}/groups`, 'Groups (environment paths)'),
-  subtree(`${E}/groups_types`, 'Group types (environment paths)'),
   subtree(`${P}/elements`, 'Autocapture elements'),
   subtree(`${P}/sessions`, 'Sessions'),
   subtree(`${P}/activity_log`, 'Activity log'),

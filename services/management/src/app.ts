@@ -9,6 +9,7 @@ import type { PrismaClient } from '@sett/db';
 import type { Redis } from '@sett/cache';
 import { createRegexChecker, type RegexChecker } from '@sett/flags';
 import { ALL_KINDS, createQueryEngine, createStatementRunner } from '@sett/query';
+import { POSTHOG_ENDPOINTS, createUnservedMatcher, unservedDetail } from '@sett/edge-config';
 import { createRouteApp, type Authenticator, type RouteApp, type prom } from '@sett/http';
 import { deriveCredentialKeys, deriveFlagPayloadKey } from '@sett/keys';
 import type { Logger } from '@sett/logger';
@@ -29,6 +30,9 @@ import { createOrganizationService } from './organizations/organization-service'
 import { linkOrigin } from './pagination/pagination';
 import { createDefinitionStore } from './definitions/definition-store';
 import { createGroupStore } from './groups/group-store';
+import { createInsightService } from './insights/insight-service';
+import { createDashboardService } from './dashboards/dashboard-service';
+import { createAnnotationService } from './annotations/annotation-service';
 import { createPersonalApiKeyService } from './personal-api-keys/personal-api-key-service';
 import { createProjectService } from './projects/project-service';
 import { createRedisRateLimiter } from './rate-limit/rate-limiter';
@@ -36,10 +40,12 @@ import type { ManagementRouteDeps } from './route-deps';
 import { createQuerySlots } from './query/query-slots';
 import { createResultCache } from './query/result-cache';
 import { createQueryRunner } from './query/run-query';
-
 import { managementRoutes } from './routes';
 import { createMemberCountCache } from './users/member-count-cache';
 import { createUserService } from './users/user-service';
+
+/** PostHog's endpoints Sett has no route for, named in their 404s. */
+const unserved = createUnservedMatcher(POSTHOG_ENDPOINTS);
 
 export interface ManagementConfig {
   /** Requests per minute per personal API key (or project secret key), shared by every replica. */
@@ -133,6 +139,11 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     personalApiKeys: createPersonalApiKeyService(prisma),
     definitions: createDefinitionStore(pool),
     groups: createGroupStore(pool),
+    insights: createInsightService(prisma),
+    dashboards: createDashboardService(prisma),
+    annotations: createAnnotationService(prisma),
+    queryConcurrencyPerUser: queryLimits.maxPerUser,
+    queryTimeoutMs: queryLimits.timeoutMs,
     regexes,
     queries: createQueryRunner({
       engine: createQueryEngine({
@@ -182,6 +193,10 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     afterAuth: rateLimitAfterAuth(limiter),
     checkInput,
     mapError: createDatabaseErrorMapper(registry),
+    notFoundDetail: (method, url) => {
+      const endpoint = unserved(method, url);
+      return endpoint && unservedDetail(method, endpoint);
+    },
     // Management answers browsers only where its table says so; the console is same-origin.
     defaultCors: 'none',
     // The regex checker's worker thread, when the app made the checker.

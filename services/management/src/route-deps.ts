@@ -6,6 +6,9 @@ import type { RegexChecker } from '@sett/flags';
 import type { CohortService } from './cohorts/cohort-service';
 import type { DefinitionStore } from './definitions/definition-store';
 import type { GroupStore } from './groups/group-store';
+import type { InsightService } from './insights/insight-service';
+import type { DashboardService } from './dashboards/dashboard-service';
+import type { AnnotationService } from './annotations/annotation-service';
 import type { EarlyAccessFeatureService } from './early-access-features/early-access-feature-service';
 import type { FeatureFlagService } from './feature-flags/feature-flag-service';
 import type { MemberService } from './members/member-service';
@@ -33,6 +36,13 @@ export interface ManagementRouteDeps {
   personalApiKeys: PersonalApiKeyService;
   definitions: DefinitionStore;
   groups: GroupStore;
+  insights: InsightService;
+  dashboards: DashboardService;
+  annotations: AnnotationService;
+  /** QUERY_MAX_PER_USER: how many saved queries a list or dashboard computes at once. */
+  queryConcurrencyPerUser: number;
+  /** QUERY_TIMEOUT_MS: the deadline of a request computing many saved queries. */
+  queryTimeoutMs: number;
   /** Settles the regexes a request brings (filters), budgeted and off the event loop when large. */
   regexes: RegexChecker;
   /** POST /query/ (query/run-query.ts). */

@@ -17,6 +17,9 @@ import { eventRoutes } from './events/event-routes';
 import { queryRoutes } from './query/query-routes';
 import { definitionRoutes } from './definitions/definition-routes';
 import { groupRoutes } from './groups/group-routes';
+import { insightRoutes } from './insights/insight-routes';
+import { dashboardRoutes } from './dashboards/dashboard-routes';
+import { annotationRoutes } from './annotations/annotation-routes';
 import { personRoutes } from './persons/person-routes';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes';
 import { schemaRoutes } from './openapi/schema-routes';
@@ -54,6 +57,9 @@ export const managementRoutes: RouteTable<ManagementRouteDeps> = {
     ...queryRoutes,
     ...definitionRoutes,
     ...groupRoutes,
+    ...insightRoutes,
+    ...dashboardRoutes,
+    ...annotationRoutes,
     ...personRoutes,
     ...personalApiKeyRoutes,
     ...schemaRoutes,

@@ -85,6 +85,9 @@ export interface RouteAppOptions<Deps> {
   defaultCors?: 'public' | 'none';
   /** Validate every answer against the route's response schema; a mismatch is a 500 (tests). */
   checkResponses?: boolean;
+  /** The 404 detail for a path no route serves (management names PostHog's endpoints it does
+   * not serve); undefined keeps "Not found.". */
+  notFoundDetail?(method: string, url: string): string | undefined;
   /** Share of requests written to the access log (0..1); errors (5xx) are always logged. */
   accessLogSampleRate?: number;
   /** Releases what the app's deps hold beyond connections (worker threads), after the server
@@ -359,8 +362,9 @@ export function createRouteApp<Deps>(opts: RouteAppOptions<Deps>): RouteApp {
     }
   });
 
-  fastify.setNotFoundHandler((_request, reply) => {
-    reply.code(404).send(errorBody(new NotFoundError()));
+  fastify.setNotFoundHandler((request, reply) => {
+    const detail = opts.notFoundDetail?.(request.method, request.url);
+    reply.code(404).send(errorBody(new NotFoundError(detail)));
   });
 
   fastify.setErrorHandler(async (error: FastifyError, request, reply) => {

@@ -21,6 +21,10 @@ export const definitionRoutes = [
     description:
       'Default order: last seen day, newest first, then name. volume_30_day is refreshed hourly by a ' +
       'background job (null until it has run). Unknown ordering keys are ignored, as PostHog ignores them.',
+    compat: {
+      posthog: 'differs',
+      note: 'no verified, hidden or tags filters and fields (no taxonomy editing)',
+    },
     tag: 'definitions',
     auth: personal('event_definition:read'),
     schema: {
@@ -49,6 +53,7 @@ export const definitionRoutes = [
     method: 'GET',
     url: `${PROJECT}/event_definitions/:id/`,
     summary: 'Retrieve an event definition',
+    compat: { posthog: 'same' },
     tag: 'definitions',
     auth: personal('event_definition:read'),
     schema: { params: definitionParams, response: { 200: eventDefinitionSchema } },
@@ -62,6 +67,7 @@ export const definitionRoutes = [
     method: 'DELETE',
     url: `${PROJECT}/event_definitions/:id/`,
     summary: 'Delete an event definition (its events stay)',
+    compat: { posthog: 'same' },
     tag: 'definitions',
     status: 204,
     auth: personal('event_definition:write'),
@@ -79,6 +85,7 @@ export const definitionRoutes = [
       'type=event (default), person, or group with group_type_index. property_type is inferred from the ' +
       'first value seen (Numeric, String, Boolean, DateTime; null for objects and lists). With event_names, ' +
       'is_seen_on_filtered_events says whether each property was seen on one of them, and those come first.',
+    compat: { posthog: 'differs', note: 'no metadata (description, tags, verified) editing' },
     tag: 'definitions',
     auth: personal('property_definition:read'),
     schema: {
@@ -112,6 +119,7 @@ export const definitionRoutes = [
     method: 'GET',
     url: `${PROJECT}/property_definitions/:id/`,
     summary: 'Retrieve a property definition',
+    compat: { posthog: 'same' },
     tag: 'definitions',
     auth: personal('property_definition:read'),
     schema: { params: definitionParams, response: { 200: propertyDefinitionSchema } },
@@ -125,6 +133,7 @@ export const definitionRoutes = [
     method: 'DELETE',
     url: `${PROJECT}/property_definitions/:id/`,
     summary: 'Delete a property definition',
+    compat: { posthog: 'same' },
     tag: 'definitions',
     status: 204,
     auth: personal('property_definition:write'),

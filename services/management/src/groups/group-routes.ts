@@ -47,6 +47,7 @@ export const groupRoutes = [
     method: 'GET',
     url: `${PROJECT}/groups_types/`,
     summary: "The project's group types, by index",
+    compat: { posthog: 'same' },
     tag: 'groups',
     auth: personal('group:read'),
     schema: { params: projectParams, response: { 200: arrayOf(groupTypeSchema) } },
@@ -58,6 +59,7 @@ export const groupRoutes = [
     url: `${PROJECT}/groups_types/update_metadata/`,
     summary: 'Rename group types (name_singular, name_plural by group_type_index); answers the list',
     description: 'All rows or none: an index the project does not have is a 400 naming it.',
+    compat: { posthog: 'same' },
     tag: 'groups',
     auth: personal('group:write'),
     schema: {
@@ -97,6 +99,7 @@ export const groupRoutes = [
     description:
       'search matches text in the group properties or the exact key (case-insensitive), as PostHog searches. ' +
       `Pages of ${MAX_PAGE}, as PostHog's.`,
+    compat: { posthog: 'same' },
     tag: 'groups',
     auth: personal('group:read'),
     schema: {
@@ -137,6 +140,7 @@ export const groupRoutes = [
     method: 'GET',
     url: `${PROJECT}/groups/find/`,
     summary: 'One group by type and key',
+    compat: { posthog: 'same' },
     tag: 'groups',
     auth: personal('group:read'),
     schema: {
@@ -160,6 +164,7 @@ export const groupRoutes = [
     url: `${PROJECT}/groups/property_definitions/`,
     summary: "Each group type's property names with how many groups hold them",
     description: 'Keyed by group type index as a string: {"0": [{"name", "count"}]}, most held first.',
+    compat: { posthog: 'same' },
     tag: 'groups',
     auth: personal('group:read'),
     schema: {

@@ -1,6 +1,7 @@
 // The route of /query/: PostHog's query kinds through the query engine.
 import { projectParams } from '../api-schemas';
 import { queryRequestSchema } from './run-query';
+import { abortOnClientGone, queryCallerFor } from './query-caller';
 import { resolveReadableProjectId } from '../projects/project-access';
 import { r, personal, PROJECT } from '../route-kit';
 
@@ -30,24 +31,12 @@ export const queryRoutes = [
     schema: { params: projectParams, body: queryRequestSchema, response: { 200: { type: 'object' } } },
     handler: async ({ params, body, auth, reply }, d) => {
       const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
-      const { rows } = await d.pool.query<{ timezone: string; test_account_filters: unknown }>(
-        'SELECT timezone, test_account_filters FROM teams WHERE id = $1',
-        [teamId],
-      );
+      const caller = await queryCallerFor(d.pool, auth.userId, teamId);
       // A client that leaves before the answer stops its query.
-      const gone = new AbortController();
-      reply.raw.once('close', () => {
-        if (!reply.raw.writableFinished) gone.abort();
-      });
       return d.queries.run(
-        {
-          userId: auth.userId,
-          teamId,
-          timeZone: rows[0]?.timezone ?? 'UTC',
-          testAccountFilters: rows[0]?.test_account_filters ?? [],
-        },
+        caller,
         body.query as Record<string, unknown>,
-        gone.signal,
+        abortOnClientGone(reply),
         body.refresh,
       );
     },

@@ -68,6 +68,9 @@ export interface QueryCaller {
 export type Refresh = (typeof queryRequestSchema.properties.refresh.enum)[number];
 
 export interface QueryRunner {
+  /** What run() checks before it runs (shape, kind, dates, cost, regexes): a 400 naming the
+   * field, or nothing (saving an insight). */
+  check(caller: QueryCaller, query: Record<string, unknown>): Promise<void>;
   run(
     caller: QueryCaller,
     query: Record<string, unknown>,
@@ -115,6 +118,12 @@ export function createQueryRunner(deps: QueryRunnerDeps): QueryRunner {
   });
 
   return {
+    async check(caller, query) {
+      await deps.engine.prepare(
+        { id: caller.teamId, timeZone: caller.timeZone, testAccountFilters: caller.testAccountFilters },
+        query,
+      );
+    },
     async run(caller, query, signal, refresh = 'blocking') {
       // Shape, dates, filters, the answer's size and the regexes: all before a slot is taken.
       const prepared = await deps.engine.prepare(
