@@ -53,7 +53,7 @@ afterAll(() => h.stop());
 describe('insights', () => {
   let views: { id: number; short_id: string };
 
-  it('saves an insight in PostHog shape, without computing it', async () => {
+  it('saves an insight in PostHog shape, with its result', async () => {
     const r = await call(h, 'POST', `${base}/insights/`, key, {
       name: 'Views',
       description: 'page views per day',
@@ -74,24 +74,26 @@ describe('insights', () => {
       saved: true,
       tags: ['core'],
       created_by: { id: f.alice.id, uuid: f.alice.uuid },
-      result: null,
       is_cached: false,
+      query_status: null,
     });
     expect(r.body.short_id).toMatch(/^[A-Za-z0-9]{8}$/);
+    expect(r.body.result).toHaveLength(1);
+    expect(r.body.result[0]).toMatchObject({ data: [2, 1, 3], count: 6 });
     views = r.body;
   });
 
-  it('computes the result on ?refresh=blocking, then answers it from the cache by default', async () => {
-    const fresh = await call(h, 'GET', `${base}/insights/${views.id}/?refresh=blocking`, key);
-    expect(fresh.status).toBe(200);
-    expect(fresh.body.result).toHaveLength(1);
-    expect(fresh.body.result[0]).toMatchObject({ data: [2, 1, 3], count: 6 });
-    expect(fresh.body.is_cached).toBe(false);
-    expect(fresh.body.last_refresh).toEqual(expect.any(String));
+  it('answers from the cache by default, and computes again on ?refresh=force_blocking', async () => {
     const cached = await call(h, 'GET', `${base}/insights/${views.id}/`, key);
+    expect(cached.status).toBe(200);
     expect(cached.body.result[0]).toMatchObject({ data: [2, 1, 3], count: 6 });
     expect(cached.body.is_cached).toBe(true);
-    expect(cached.body.last_refresh).toBe(fresh.body.last_refresh);
+    expect(cached.body.last_refresh).toBe((views as unknown as { last_refresh: string }).last_refresh);
+    const fresh = await call(h, 'GET', `${base}/insights/${views.id}/?refresh=force_blocking`, key);
+    expect(fresh.body.is_cached).toBe(false);
+    expect(fresh.body.result[0].count).toBe(6);
+    const cachedOnly = await call(h, 'GET', `${base}/insights/${views.id}/?refresh=force_cache`, key);
+    expect(cachedOnly.body.is_cached).toBe(true);
   });
 
   it('refuses a query /query/ would refuse, and legacy filters, naming the field', async () => {
@@ -141,6 +143,9 @@ describe('insights', () => {
        RETURNING id`,
       [f.teamA.id, f.alice.id],
     );
+    // Checked before any cache is read: even cached-only says what is wrong with it.
+    const cachedOnly = await call(h, 'GET', `${base}/insights/?short_id=stale001`, key);
+    expect(cachedOnly.body.results[0]).toMatchObject({ result: null, query_status: { error: true } });
     const r = await call(h, 'GET', `${base}/insights/?refresh=force_blocking`, key);
     expect(r.status).toBe(200);
     const staleJson = r.body.results.find((i: { name: string }) => i.name === 'Stale');

@@ -151,7 +151,7 @@ describe('a key limited to one project', () => {
     expect(flags.body.results.map((flag: { key: string }) => flag.key)).not.toContain('new-checkout');
   });
 
-  it('runs a trend, saves it as an insight, and builds a dashboard with it', async () => {
+  it('runs a trend and a funnel, saves both as insights on a new dashboard, and reads it back with results', async () => {
     const source = {
       kind: 'TrendsQuery',
       series: [{ kind: 'EventsNode', event: '$pageview', math: 'total', custom_name: 'Pageviews' }],
@@ -161,20 +161,19 @@ describe('a key limited to one project', () => {
     };
     const results = await kit.run('query-run', { query: { kind: 'InsightVizNode', source } });
     expect(results[0].count).toBe(3);
-    const funnel = await kit.run('query-run', {
-      query: {
-        kind: 'InsightVizNode',
-        source: {
-          kind: 'FunnelsQuery',
-          series: [
-            { kind: 'EventsNode', event: '$pageview', custom_name: 'Viewed' },
-            { kind: 'EventsNode', event: 'signed_up', custom_name: 'Signed up' },
-          ],
-          dateRange: { date_from: '-7d' },
-          funnelsFilter: {},
-        },
+    const funnelQuery = {
+      kind: 'InsightVizNode',
+      source: {
+        kind: 'FunnelsQuery',
+        series: [
+          { kind: 'EventsNode', event: '$pageview', custom_name: 'Viewed' },
+          { kind: 'EventsNode', event: 'signed_up', custom_name: 'Signed up' },
+        ],
+        dateRange: { date_from: '-7d' },
+        funnelsFilter: {},
       },
-    });
+    };
+    const funnel = await kit.run('query-run', { query: funnelQuery });
     expect(funnel.map((step: { count: number }) => step.count)).toEqual([3, 1]);
 
     const insight = await kit.run('insight-create-from-query', {
@@ -185,17 +184,36 @@ describe('a key limited to one project', () => {
       id: insight.id,
       name: 'Pageviews',
     });
+    const funnelInsight = await kit.run('insight-create-from-query', {
+      data: { name: 'Signup funnel', query: funnelQuery, favorited: true },
+    });
     const listed = await kit.run('insights-get-all', {});
-    expect(listed.map((i: { id: number }) => i.id)).toContain(insight.id);
+    expect(listed.map((i: { id: number }) => i.id)).toEqual(
+      expect.arrayContaining([insight.id, funnelInsight.id]),
+    );
 
     const dashboard = await kit.run('dashboard-create', { data: { name: 'Traffic', pinned: true } });
     expect(dashboard).toMatchObject({ name: 'Traffic' });
-    await kit.run('add-insight-to-dashboard', {
-      data: { insightId: String(insight.id), dashboardId: dashboard.id },
-    });
+    for (const saved of [insight, funnelInsight])
+      await kit.run('add-insight-to-dashboard', {
+        data: { insightId: String(saved.id), dashboardId: dashboard.id },
+      });
+    // Read back as the client reads it (no refresh). The tool keeps only some fields of each
+    // tile; the answer on the wire has each insight with its result, from the cache its save
+    // warmed.
     const got = await kit.run('dashboard-get', { dashboardId: dashboard.id });
-    expect(got.tiles).toHaveLength(1);
+    expect(got.tiles).toHaveLength(2);
     expect(got.tiles[0].insight).toMatchObject({ short_id: insight.short_id, name: 'Pageviews' });
+    expect(got.tiles[1].insight.name).toBe('Signup funnel');
+    const wire = await call(
+      h,
+      'GET',
+      `/api/projects/${f.teamA.id}/dashboards/${dashboard.id}/`,
+      await openKey(),
+    );
+    expect(wire.body.tiles[0].insight.result[0].count).toBe(3);
+    expect(wire.body.tiles[1].insight.result.map((step: { count: number }) => step.count)).toEqual([3, 1]);
+    expect(wire.body.tiles.map((t: { is_cached: boolean }) => t.is_cached)).toEqual([true, true]);
 
     expect(await kit.run('insight-delete', { insightId: String(insight.id) })).toMatchObject({
       success: true,

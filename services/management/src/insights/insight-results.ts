@@ -100,6 +100,18 @@ export async function resultOf(query: unknown, req: ResultRequest): Promise<Insi
   }
 }
 
+/** The result answered after a save: computed unless ?refresh= says otherwise (a new or changed
+ * query is what the client wants to see, and it warms the cache dashboards read), and never an
+ * error status for a write that has happened: a cap or the deadline is its query_status. */
+export async function resultAfterWrite(query: unknown, req: ResultRequest): Promise<InsightResult> {
+  try {
+    return await resultOf(query, { ...req, refresh: req.refresh ?? 'blocking' });
+  } catch (error) {
+    if (error instanceof SettError) return failed(error.message);
+    throw error;
+  }
+}
+
 /** Many saved queries' results, `concurrency` at a time, until `timeoutMs`; each failure is
  * its own query_status (a 4xx's detail, a query cap's 429, the deadline). */
 export async function resultsOf(

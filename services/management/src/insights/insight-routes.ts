@@ -24,7 +24,13 @@ import { r, personal, listAnswer, itemId, PROJECT } from '../route-kit';
 import type { AuthContext } from '../auth/auth-context';
 import type { ManagementRouteDeps } from '../route-deps';
 import { MAX_INT4 } from '../validate';
-import { insightRefreshParam, resultOf, resultsOf, type InsightRefresh } from './insight-results';
+import {
+  insightRefreshParam,
+  resultAfterWrite,
+  resultOf,
+  resultsOf,
+  type InsightRefresh,
+} from './insight-results';
 import { insightJson, type InsightWrite } from './insight-service';
 
 const nullableText = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as const;
@@ -188,6 +194,8 @@ export const insightRoutes = [
     method: 'POST',
     url: `${PROJECT}/insights/`,
     summary: 'Save an insight (its query is checked as /query/ checks it)',
+    description:
+      'The answer carries the result, computed unless ?refresh= says otherwise; a query cap or the deadline is its query_status.',
     compat: {
       posthog: 'differs',
       note: 'query-based insights only: legacy filters other than {} answer 400',
@@ -209,7 +217,7 @@ export const insightRoutes = [
       const refresh = query.refresh as InsightRefresh | undefined;
       return insightJson(
         insight,
-        await resultOf(insight.query, {
+        await resultAfterWrite(insight.query, {
           caller,
           queries: d.queries,
           refresh,
@@ -269,7 +277,7 @@ export const insightRoutes = [
       const refresh = query.refresh as InsightRefresh | undefined;
       return insightJson(
         insight,
-        await resultOf(insight.query, {
+        await resultAfterWrite(insight.query, {
           caller,
           queries: d.queries,
           refresh,
