@@ -8,6 +8,7 @@ import {
   generateKeyId,
   generatePersonalApiKey,
   generateProjectToken,
+  hashPassword,
   hashPersonalApiKey,
   isScope,
   maskKey,
@@ -167,6 +168,8 @@ export interface UserCreateOptions extends DbOptions {
   level?: string;
   firstName?: string;
   scopes?: string;
+  /** A password to sign in to the console with (read by password-input.ts, never an argument). */
+  password?: string;
 }
 
 /** `sett users create`: an ordinary user in an organization (by id or slug), with a personal key. */
@@ -182,6 +185,7 @@ export async function createUser(opts: UserCreateOptions) {
     throw new CliError(`unknown scope(s): ${bad.join(', ') || '(none)'}`);
   if (!opts.org) throw new CliError('--org is required (an organization id or slug, see `sett orgs list`)');
   const orgRef = opts.org.trim();
+  const passwordHash = opts.password === undefined ? null : await hashPassword(opts.password);
   return withPrisma(opts, (prisma) =>
     prisma.$transaction(async (tx) => {
       const org = await tx.organization.findFirst({
@@ -199,6 +203,7 @@ export async function createUser(opts: UserCreateOptions) {
           email,
           distinctId: generateKeyId(),
           firstName: opts.firstName ?? '',
+          password: passwordHash,
           currentOrganizationId: org.id,
           currentTeamId: team?.id ?? null,
         },
@@ -215,6 +220,21 @@ export async function createUser(opts: UserCreateOptions) {
       };
     }),
   );
+}
+
+/** `sett users set-password`: a new password for signing in; the user's browser sessions end. */
+export async function setPassword(opts: DbOptions & { email?: string; password: string }) {
+  const email = normaliseEmail(opts.email);
+  const hash = await hashPassword(opts.password);
+  return withPrisma(opts, async (prisma) => {
+    const user = await prisma.user.findFirst({ where: { email: { equals: email, mode: 'insensitive' } } });
+    if (!user) throw new CliError(`no user with e-mail ${email}`);
+    const [, ended] = await prisma.$transaction([
+      prisma.user.update({ where: { id: user.id }, data: { password: hash } }),
+      prisma.userSession.deleteMany({ where: { userId: user.id } }),
+    ]);
+    return { user_uuid: user.uuid, email: user.email, password_set: true, sessions_ended: ended.count };
+  });
 }
 
 /** `sett users set-staff --on|--off`: staff are instance admins (every account, every user). */

@@ -3,7 +3,8 @@
 // With --json only the JSON result goes to stdout; messages go to stderr.
 import { parseArgs } from 'node:util';
 import { buildInfo, loadConfigOrExit } from '@sett/config';
-import { createOrganization, createUser, listOrganizations, setStaff } from './accounts';
+import { createOrganization, createUser, listOrganizations, setPassword, setStaff } from './accounts';
+import { readNewPassword } from './password-input';
 import { bootstrap } from './bootstrap';
 import { CliError, createPersonalKey } from './keys-create';
 import { formatTable, listKeys, listProjects, listUsers, setProject } from './listings';
@@ -20,7 +21,10 @@ const USAGE = `usage:
   sett projects set --id ID [--anonymize-ips on|off] [--geoip on|off] [--json]
   sett users list [--json]
   sett users create --email E --org ORG_ID_OR_SLUG [--level member|admin|owner] [--first-name N]
-                    [--scopes S,...] [--json]          (prints the personal API key once)
+                    [--scopes S,...] [--with-password] [--json]   (prints the personal API key once)
+  sett users set-password --email E [--json]
+      (--with-password and set-password prompt on a terminal, or read the first line of stdin;
+       a password is never an argument. set-password ends the user's browser sessions.)
   sett users set-staff --email E (--on | --off) [--json]
   sett keys create --user UUID --scopes user:read,early_access_feature:write,... [--label L] [--json]
   sett keys list [--user UUID] [--json]              (ids and masks only: keys are never stored)
@@ -82,6 +86,7 @@ function parseOptions(argv: string[]) {
       level: { type: 'string' },
       'first-name': { type: 'string' },
       on: { type: 'boolean', default: false },
+      'with-password': { type: 'boolean', default: false },
       off: { type: 'boolean', default: false },
       scopes: { type: 'string' },
       label: { type: 'string' },
@@ -224,8 +229,15 @@ async function run(
       level: values.level,
       firstName: values['first-name'],
       scopes: values.scopes,
+      password: values['with-password'] ? await readNewPassword() : undefined,
     });
     print(values.json, r);
+    return;
+  }
+  if (command === 'users' && sub === 'set-password') {
+    if (!values.email) throw new CliError('--email is required');
+    const password = await readNewPassword();
+    print(values.json, await setPassword({ databaseUrl: config.databaseUrl, email: values.email, password }));
     return;
   }
   if (command === 'users' && sub === 'set-staff') {

@@ -1,11 +1,11 @@
 // The `sett` CLI against a real database and Redis, run as the user runs it (a child process),
 // so "only JSON on stdout" and the exit codes are what is tested.
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { createPrisma, type PrismaClient } from '@sett/db';
 import { createRedis, decodeProjectRef, redisKeys, type Redis } from '@sett/cache';
-import { hashPersonalApiKey } from '@sett/keys';
+import { checkPassword, hashPersonalApiKey } from '@sett/keys';
 import { createTestDatabase, type TestDatabase } from '@sett/testing';
 
 const run = promisify(execFile);
@@ -132,6 +132,88 @@ describe('sett CLI', () => {
     expect(list.find((o) => o.id === out.organization_id)?.members).toBe(1);
     const ref = decodeProjectRef(await redis.get(redisKeys.token(out.project_api_key!)));
     expect(ref).toMatchObject({ organizationId: out.organization_id });
+  });
+
+  /** The CLI with `input` on its stdin (a pipe, as from a secret store): exit code and output. */
+  const settWithStdin = (input: string, ...args: string[]) =>
+    new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', main, ...args], { env });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('close', (code) => resolve({ code, stdout, stderr }));
+      child.stdin.end(input);
+    });
+
+  it('sets a password from stdin, never from an argument, and ends the sessions', async () => {
+    const org = (
+      JSON.parse((await sett('orgs', 'list', '--json')).stdout) as { id: string; slug: string }[]
+    )[0]!;
+    const created = await settWithStdin(
+      'first password\n',
+      'users',
+      'create',
+      '--email',
+      'console@beta.test',
+      '--org',
+      org.slug,
+      '--with-password',
+      '--json',
+    );
+    expect(created.code).toBe(0);
+    const user = await prisma.user.findFirstOrThrow({ where: { email: 'console@beta.test' } });
+    expect((await checkPassword('first password', user.password)).valid).toBe(true);
+    await prisma.userSession.create({
+      data: {
+        id: 'x'.repeat(64),
+        userId: user.id,
+        csrfToken: 'c',
+        verified: true,
+        expiresAt: new Date(Date.now() + 60_000),
+      },
+    });
+
+    const changed = await settWithStdin(
+      'second password\n',
+      'users',
+      'set-password',
+      '--email',
+      'CONSOLE@beta.test',
+      '--json',
+    );
+    expect(changed.code).toBe(0);
+    expect(JSON.parse(changed.stdout)).toMatchObject({
+      user_uuid: user.uuid,
+      password_set: true,
+      sessions_ended: 1,
+    });
+    const after = await prisma.user.findUniqueOrThrow({ where: { id: user.id } });
+    expect((await checkPassword('second password', after.password)).valid).toBe(true);
+    expect((await checkPassword('first password', after.password)).valid).toBe(false);
+
+    const short = await settWithStdin('short\n', 'users', 'set-password', '--email', 'console@beta.test');
+    expect(short.code).not.toBe(0);
+    expect(short.stderr).toMatch(/8 to 128 characters/);
+    const asArgument = await settWithStdin(
+      '',
+      'users',
+      'set-password',
+      '--email',
+      'console@beta.test',
+      '--password',
+      'x',
+    );
+    expect(asArgument.code).toBe(2);
+    const unknown = await settWithStdin(
+      'a fine password\n',
+      'users',
+      'set-password',
+      '--email',
+      'nobody@beta.test',
+    );
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/no user with e-mail/);
   });
 
   it('users create adds an ordinary user at a level and prints a working key once; set-staff grants and revokes', async () => {

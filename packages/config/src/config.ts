@@ -256,6 +256,13 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       /** Over all of one user's keys, so minting keys does not raise the limit. */
       userRateLimitPerMinute: int(env, 'MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE', 2400, 1, 1_000_000),
       publicUrl: read(env, 'SETT_PUBLIC_URL'),
+      /** Browser sign-in (docs/accounts.md, "Signing in"): how long a session lives. */
+      sessionTtlMs: int(env, 'SESSION_TTL_MS', 14 * 86_400_000, 60_000, 365 * 86_400_000),
+      /** Failed sign-ins of one account within LOGIN_LOCKOUT_MS before it is locked for that long. */
+      loginMaxFailuresPerAccount: int(env, 'LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1_000),
+      /** Failed sign-ins from one client address within LOGIN_LOCKOUT_MS before it is refused. */
+      loginMaxFailuresPerIp: int(env, 'LOGIN_MAX_FAILURES_PER_IP', 20, 1, 100_000),
+      loginLockoutMs: int(env, 'LOGIN_LOCKOUT_MS', 15 * 60_000, 1_000, 86_400_000),
     },
     /** POST /query/ (docs/query.md, "Limits"): its own pool, caps held in Redis, one deadline. */
     query: queryConfig(env),

@@ -41,6 +41,10 @@ import { createQuerySlots } from './query/query-slots';
 import { createResultCache } from './query/result-cache';
 import { createQueryRunner } from './query/run-query';
 import { managementRoutes } from './routes';
+import { createSessionAuthenticator } from './sessions/session-auth';
+import { createSessionStore } from './sessions/session-store';
+import { createSignIn } from './sessions/sign-in';
+import { DEFAULT_LOGIN_LIMITS, createLoginGuard, type LoginLimits } from './sessions/login-guard';
 import { createMemberCountCache } from './users/member-count-cache';
 import { createUserService } from './users/user-service';
 
@@ -68,6 +72,10 @@ export interface ManagementConfig {
   checkResponses?: boolean;
   /** POST /query/'s limits (QUERY_*; docs/query.md): deadline and caps; defaults as @sett/config's. */
   query?: Partial<QueryLimits>;
+  /** SESSION_TTL_MS: how long a browser session lives (default 14 days). */
+  sessionTtlMs?: number;
+  /** LOGIN_*: the lockouts of failed sign-ins (sessions/login-guard.ts). */
+  login?: Partial<LoginLimits>;
 }
 
 export interface QueryLimits {
@@ -122,6 +130,8 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
   const flags = createFeatureFlagService({ prisma, redis, logger, payloadKey, regexes });
   const queryLimits = { ...DEFAULT_QUERY_LIMITS, ...config.query };
   const memberCounts = createMemberCountCache({ ttlMs: config.memberCountTtlMs });
+  const credentialKeys = deriveCredentialKeys(deps.encryptionKey);
+  const sessions = createSessionStore({ pool, ttlMs: config.sessionTtlMs ?? 14 * 86_400_000 });
   let openApi: object | undefined;
 
   const routeDeps: ManagementRouteDeps = {
@@ -129,7 +139,20 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     pool,
     publicUrl: config.publicUrl,
     payloadKey,
-    users: createUserService(prisma, pool, deriveCredentialKeys(deps.encryptionKey), memberCounts),
+    users: createUserService(prisma, pool, credentialKeys, memberCounts),
+    sessions,
+    signIn: createSignIn({
+      prisma,
+      redis,
+      keys: credentialKeys,
+      sessions,
+      guard: createLoginGuard(redis, { ...DEFAULT_LOGIN_LIMITS, ...config.login }),
+    }),
+    cookiePolicy: {
+      publicHttps: (config.publicUrl ?? '').startsWith('https://'),
+      trustProxy: (config.trustedProxyHops ?? 0) > 0,
+    },
+    trustedProxyHops: config.trustedProxyHops ?? 0,
     projects: createProjectService({ prisma, redis, logger }),
     organizations: createOrganizationService(prisma),
     members: createMemberService(prisma),
@@ -187,7 +210,7 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     table: managementRoutes,
     deps: routeDeps,
     authenticators: {
-      personal_key: personalKeyAuthenticator(keys) as Authenticator,
+      personal_key: personalKeyAuthenticator(keys, createSessionAuthenticator(sessions)) as Authenticator,
       personal_or_secret_key: personalOrSecretKeyAuthenticator(keys) as Authenticator,
     },
     afterAuth: rateLimitAfterAuth(limiter),

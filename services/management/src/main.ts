@@ -74,6 +74,12 @@ async function main() {
       rateLimitPerMinute: config.management.rateLimitPerMinute,
       userRateLimitPerMinute: config.management.userRateLimitPerMinute,
       publicUrl: config.management.publicUrl,
+      sessionTtlMs: config.management.sessionTtlMs,
+      login: {
+        maxFailuresPerAccount: config.management.loginMaxFailuresPerAccount,
+        maxFailuresPerIp: config.management.loginMaxFailuresPerIp,
+        lockoutMs: config.management.loginLockoutMs,
+      },
       trustedProxyHops: config.trustedProxyHops,
       accessLogSampleRate: config.http.accessLogSampleRate,
       query: config.query,

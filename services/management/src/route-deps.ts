@@ -17,6 +17,9 @@ import type { PersonalApiKeyService } from './personal-api-keys/personal-api-key
 import type { ProjectService } from './projects/project-service';
 import type { QueryRunner } from './query/run-query';
 import type { UserService } from './users/user-service';
+import type { CookiePolicy } from './sessions/cookies';
+import type { SessionStore } from './sessions/session-store';
+import type { SignIn } from './sessions/sign-in';
 
 export interface ManagementRouteDeps {
   prisma: PrismaClient;
@@ -27,6 +30,12 @@ export interface ManagementRouteDeps {
   /** deriveFlagPayloadKey(SETT_ENCRYPTION_KEY), for remote config payloads. */
   payloadKey: Buffer;
   users: UserService;
+  /** Browser sessions (sessions/): the store, signing in, and how their cookies are set. */
+  sessions: SessionStore;
+  signIn: SignIn;
+  cookiePolicy: CookiePolicy;
+  /** TRUSTED_PROXY_HOPS, for the client address of sign-in's per-address limit. */
+  trustedProxyHops: number;
   projects: ProjectService;
   organizations: OrganizationService;
   members: MemberService;

@@ -23,6 +23,7 @@ import { annotationRoutes } from './annotations/annotation-routes';
 import { personRoutes } from './persons/person-routes';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes';
 import { schemaRoutes } from './openapi/schema-routes';
+import { sessionRoutes } from './sessions/session-routes';
 import type { ManagementRouteDeps } from './route-deps';
 
 const PROJECT_PATH = '/api/projects/:project_id';
@@ -63,5 +64,6 @@ export const managementRoutes: RouteTable<ManagementRouteDeps> = {
     ...personRoutes,
     ...personalApiKeyRoutes,
     ...schemaRoutes,
+    ...sessionRoutes,
   ]),
 };

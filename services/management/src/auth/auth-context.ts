@@ -24,6 +24,8 @@ export interface AuthContext {
   /** The projects and organizations the key is limited to; empty: all (key-scoping.ts). */
   scopedTeams: readonly number[];
   scopedOrganizations: readonly string[];
+  /** Set when the caller is a browser session (sessions/), not a key. */
+  sessionId?: string;
 }
 
 /** 403 naming the missing scope, PostHog's wording. Called by the route mechanism only. */

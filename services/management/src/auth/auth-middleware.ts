@@ -75,24 +75,17 @@ export function parseBearer(header: string | undefined): string {
   return token;
 }
 
-// The key, its active user, the user's organizations with levels and their projects, in one
-// round trip (indexes: personal_api_keys.secure_value, organization_memberships.user_id,
+// A user and their context: organizations with levels and the projects of those, in columns a
+// key lookup and a session lookup both select (indexes: organization_memberships.user_id,
 // teams.organization_id).
-const KEY_CONTEXT_SQL = `
-SELECT k.id, k.scopes, k.scoped_teams, k.scoped_organizations, u.id AS user_id, u.is_staff, u.is_active,
+export const USER_CONTEXT_COLUMNS = `u.id AS user_id, u.is_staff, u.is_active,
   u.current_team_id, u.current_organization_id,
   COALESCE((SELECT json_agg(json_build_array(m.organization_id, m.level) ORDER BY m.joined_at, m.id)
             FROM organization_memberships m WHERE m.user_id = u.id), '[]') AS levels,
   COALESCE((SELECT json_agg(json_build_array(t.id, t.organization_id)) FROM organization_memberships m
-            JOIN teams t ON t.organization_id = m.organization_id AND t.deleted_at IS NULL WHERE m.user_id = u.id), '[]') AS teams
-FROM personal_api_keys k JOIN users u ON u.id = k.user_id
-WHERE k.secure_value = $1`;
+            JOIN teams t ON t.organization_id = m.organization_id AND t.deleted_at IS NULL WHERE m.user_id = u.id), '[]') AS teams`;
 
-interface KeyContextRow {
-  id: string;
-  scopes: string[];
-  scoped_teams: number[];
-  scoped_organizations: string[];
+export interface UserContextRow {
   user_id: number;
   is_staff: boolean;
   is_active: boolean;
@@ -100,6 +93,37 @@ interface KeyContextRow {
   current_organization_id: string | null;
   levels: [string, number][];
   teams: [number, string][];
+}
+
+/** The AuthContext of a user context row, with what the credential itself grants. */
+export function userContextOf(
+  row: UserContextRow,
+  credential: Pick<AuthContext, 'keyId' | 'scopes' | 'scopedTeams' | 'scopedOrganizations'>,
+): AuthContext {
+  return {
+    ...credential,
+    userId: row.user_id,
+    isStaff: row.is_staff,
+    levels: new Map(row.levels),
+    teamIds: new Set(row.teams.map(([id]) => id)),
+    teamOrganizations: new Map(row.teams),
+    currentTeamId: row.current_team_id,
+    currentOrganizationId: row.current_organization_id,
+  };
+}
+
+// The key and its active user with the user's context, in one round trip (index:
+// personal_api_keys.secure_value).
+const KEY_CONTEXT_SQL = `
+SELECT k.id, k.scopes, k.scoped_teams, k.scoped_organizations, ${USER_CONTEXT_COLUMNS}
+FROM personal_api_keys k JOIN users u ON u.id = k.user_id
+WHERE k.secure_value = $1`;
+
+interface KeyContextRow extends UserContextRow {
+  id: string;
+  scopes: string[];
+  scoped_teams: number[];
+  scoped_organizations: string[];
 }
 
 const SECRET_KEY_SQL = `
@@ -126,19 +150,12 @@ export function createKeyAuthenticator(opts: AuthCacheOptions): KeyAuthenticator
   async function loadPersonal(hash: string): Promise<Known | null> {
     const row = (await opts.pool.query<KeyContextRow>(KEY_CONTEXT_SQL, [hash])).rows[0];
     if (!row || !row.is_active) return null;
-    const auth: AuthContext = {
+    const auth = userContextOf(row, {
       keyId: row.id,
-      userId: row.user_id,
-      isStaff: row.is_staff,
       scopes: row.scopes,
-      levels: new Map(row.levels),
-      teamIds: new Set(row.teams.map(([id]) => id)),
-      teamOrganizations: new Map(row.teams),
-      currentTeamId: row.current_team_id,
-      currentOrganizationId: row.current_organization_id,
       scopedTeams: row.scoped_teams,
       scopedOrganizations: row.scoped_organizations,
-    };
+    });
     return { kind: 'personal', auth };
   }
 

@@ -1,7 +1,8 @@
 // The credentials management's route table names, as the route mechanism asks for them:
 // - `personal_key`: `Authorization: Bearer phx_…` (auth-middleware.ts looks it up, cached), the
 //   route's scope checked against the key's scopes, and the projects or organizations the path
-//   names against the key's limits (key-scoping.ts);
+//   names against the key's limits (key-scoping.ts); or, without that header, a browser session
+//   cookie (sessions/session-auth.ts: every scope, the user's role decides);
 // - `personal_or_secret_key`: the same, or the project's secret key (`phs_…`, the current one or
 //   the backup kept after a rotation; PostHog takes it on remote_config only). A secret key
 //   stands for its project and holds no scopes: the handler checks that the path names it.
@@ -13,6 +14,7 @@ import type { RateLimiter } from '../rate-limit/rate-limiter';
 import { checkScope, type AuthContext } from './auth-context';
 import type { KeyAuthenticator } from './auth-middleware';
 import { checkKeyScoping } from './key-scoping';
+import type { SessionAuthenticator } from '../sessions/session-auth';
 
 /** A project secret key's caller: its project. */
 export interface SecretKeyCaller {
@@ -30,9 +32,15 @@ export function isSecretKeyCaller(caller: PersonalOrSecretCaller): caller is Sec
 
 const SECRET_KEY_RE = /^phs_[A-Za-z0-9]{20,200}$/;
 
-export function personalKeyAuthenticator(keys: KeyAuthenticator): Authenticator<AuthContext> {
+export function personalKeyAuthenticator(
+  keys: KeyAuthenticator,
+  sessions?: SessionAuthenticator,
+): Authenticator<AuthContext> {
   return {
-    authenticate: (request: FastifyRequest) => keys.authenticate(request.raw),
+    // A browser session when the request has no Authorization header and a session cookie.
+    authenticate: async (request: FastifyRequest) =>
+      (request.headers.authorization === undefined ? await sessions?.authenticate(request) : undefined) ??
+      keys.authenticate(request.raw),
     authorize: (auth, scope, request) => {
       checkScope(auth.scopes, scope);
       checkKeyScoping(auth, request);

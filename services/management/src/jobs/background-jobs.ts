@@ -1,6 +1,7 @@
 // The management service's background jobs in one place: which kinds exist, their handlers and
 // the periodic schedule (retention every retentionIntervalMs, definition volumes every
-// definitionVolumesIntervalMs, a purge per soft-deleted project).
+// definitionVolumesIntervalMs, a purge per soft-deleted project; expired browser sessions are
+// deleted on each scheduling pass).
 // main.ts starts the runner; tests build one with short intervals.
 import type pg from 'pg';
 import type { Logger } from '@sett/logger';
@@ -16,6 +17,7 @@ import {
   definitionVolumesJob,
   scheduleDefinitionVolumes,
 } from '../definitions/definition-volumes-job';
+import { purgeExpiredSessions } from '../sessions/session-store';
 
 export interface BackgroundJobsConfig {
   pollIntervalMs: number;
@@ -86,6 +88,7 @@ export function createBackgroundJobs(opts: {
       await scheduleRetention(pool, config.retentionIntervalMs);
       await schedulePurges(pool);
       await scheduleDefinitionVolumes(pool, volumesIntervalMs);
+      await purgeExpiredSessions(pool);
     },
   });
 }

@@ -57,6 +57,8 @@ export const userRoutes = [
     method: 'PATCH',
     url: '/api/users/:uuid/',
     summary: 'Update a user (the user itself or staff)',
+    description:
+      'A password change ({current_password, password}, the user only) ends every other browser session of the user.',
     tag: 'users',
     auth: personal('user:write'),
     schema: { params: userParams, body: userUpdateSchema, response: { 200: userSchema } },
@@ -69,6 +71,8 @@ export const userRoutes = [
         );
       const updated = await d.users.update(await loadViewer(d.prisma, auth), params.uuid, body);
       d.onCallersChanged();
+      // A new password ends the user's other browser sessions (only the user changes it).
+      if (body.password !== undefined) await d.sessions.endAllOf(auth.userId, auth.sessionId);
       return updated;
     },
   }),
