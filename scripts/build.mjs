@@ -5,7 +5,8 @@
 //
 //   node scripts/build.mjs                  # bundles into dist/
 //   node scripts/build.mjs --runtime <dir>  # also lays out a runnable tree in <dir>: the bundles,
-//                                           # the Prisma schema and migrations, and only the
+//                                           # the Prisma schema and migrations, the built web
+//                                           # console (apps/console/dist), and only the
 //                                           # node_modules the bundles import (prod closure)
 //   node scripts/build.mjs --dist <dir>     # bundles into <dir> instead of dist/ (tests)
 //
@@ -273,6 +274,12 @@ function layOutRuntime(out, externals) {
     symlinkSync(path.relative(path.dirname(link), target), link);
   }
   cpSync(dist, path.join(out, 'dist'), { recursive: true });
+  // The web console's built files, where they are in the workspace (the bundles' __dirname
+  // rewriting keeps management's path to them): management serves them at `/`.
+  cpSync(path.join(root, 'apps', 'console', 'dist'), path.join(out, 'apps', 'console', 'dist'), {
+    recursive: true,
+    filter: (src) => !src.includes(`${path.sep}.vite`),
+  });
   cpSync(path.join(root, 'prisma'), path.join(out, 'prisma'), { recursive: true });
   cpSync(
     path.join(root, 'deploy', 'docker', 'healthcheck.mjs'),
@@ -300,5 +307,7 @@ const runtimeFlag = process.argv.indexOf('--runtime');
 if (runtimeFlag !== -1) {
   const out = process.argv[runtimeFlag + 1];
   if (!out) throw new Error('--runtime needs a directory');
+  // The console (apps/console): Vite's build, which fails above its bundle budget.
+  execFileSync(process.execPath, [path.join(root, 'apps', 'console', 'build.mjs')], { stdio: 'inherit' });
   layOutRuntime(path.resolve(out), externals);
 }

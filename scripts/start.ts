@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { loadConfigOrExit } from '@sett/config';
-import { startDevBroker, startEdge, type DevBroker, type Edge } from '@sett/devstack';
+import { ensureConsoleBuilt, startDevBroker, startEdge, type DevBroker, type Edge } from '@sett/devstack';
 import { bootstrap, existingStackLines, presentCredentials } from '@sett/cli';
 
 const root = path.resolve(__dirname, '..');
@@ -116,6 +116,16 @@ async function main() {
     if (process.ppid !== parent) void shutdown(0);
   }, 1000).unref();
 
+  // The web console (apps/console), built when its sources changed; management serves it at `/`.
+  let consoleBuilt = true;
+  try {
+    if (ensureConsoleBuilt(say) === 'built') say('console: built apps/console/dist');
+  } catch (err) {
+    consoleBuilt = false;
+    const e = err as Error & { stderr?: string };
+    say(`console: the build failed, the API runs without it:\n${e.stderr || e.message}`);
+  }
+
   let brokers = config.kafkaBrokers.join(',');
   if (!brokers) {
     broker = await startDevBroker();
@@ -157,9 +167,15 @@ async function main() {
     databaseUrl: config.databaseUrl,
     redisUrl: config.redisUrl,
     onlyIfEmpty: true,
+    consolePassword: true,
   });
   say('');
   say(`Sett is running. Edge: http://${config.host}:${edge.port}`);
+  say(
+    consoleBuilt
+      ? `  console     http://${edgeHost}:${edge.port}/  (sign in with a user's email and password)`
+      : '  console     not built (see the build error above); the API works without it',
+  );
   for (const s of services)
     say(`  ${s.name.padEnd(11)} http://127.0.0.1:${s.port}  (/_health, /_ready, /_metrics)`);
   say(`  kafka       ${brokers}`);
@@ -174,6 +190,8 @@ async function main() {
         project_api_key: result.project_api_key,
         personal_api_key: result.personal_api_key!,
         user_uuid: result.user_uuid,
+        email: result.email,
+        console_password: result.console_password,
       },
       {
         interactive: process.stdout.isTTY === true,

@@ -6,7 +6,8 @@
 // never joined because it has the same name (staff add members through the members API).
 import { createPrisma } from '@sett/db';
 import { createRedis, writeProjectToken } from '@sett/cache';
-import { generateKeyId } from '@sett/keys';
+import { randomBytes } from 'node:crypto';
+import { generateKeyId, hashPassword } from '@sett/keys';
 import { createProject, freeSlug, issueKey } from './accounts';
 
 export interface BootstrapOptions {
@@ -17,6 +18,8 @@ export interface BootstrapOptions {
   projectName?: string;
   /** For `pnpm start`: do nothing (and issue no key) when any user exists already. */
   onlyIfEmpty?: boolean;
+  /** For `pnpm start`: a new user gets a random password to sign in to the console with. */
+  consolePassword?: boolean;
 }
 
 export interface BootstrapResult {
@@ -26,9 +29,18 @@ export interface BootstrapResult {
   project_api_key: string;
   personal_api_key: string | null;
   user_uuid: string;
+  email: string;
+  /** Only when the user was created with `consolePassword`: shown once, stored hashed. */
+  console_password?: string;
 }
 
 const OWNER_LEVEL = 15;
+
+/** 20 characters from a 32-letter alphabet without look-alikes: 100 bits. */
+function newPassword(): string {
+  const alphabet = 'abcdefghjkmnpqrstuvwxyz23456789A';
+  return [...randomBytes(20)].map((b) => alphabet[b % 32]).join('');
+}
 
 export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult> {
   const prisma = createPrisma({ databaseUrl: opts.databaseUrl });
@@ -53,12 +65,17 @@ export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult
           project_api_key: team.apiToken,
           personal_api_key: null,
           user_uuid: user.uuid,
+          email: user.email,
         };
       }
     }
 
+    // Hashed before the transaction (a slow hash), used only if the user is new.
+    const password = opts.consolePassword ? newPassword() : undefined;
+    const passwordHash = password ? await hashPassword(password) : null;
     const result = await prisma.$transaction(async (tx) => {
       let created = false;
+      let passwordSet = false;
       let user = await tx.user.findUnique({ where: { email } });
       // Staff only for the very first user of the instance.
       const firstUser = !user && (await tx.user.count()) === 0;
@@ -87,11 +104,13 @@ export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult
             firstName: 'Admin',
             isStaff: firstUser,
             isEmailVerified: true,
+            password: passwordHash,
             currentOrganizationId: organizationId,
             currentTeamId: team.id,
           },
         });
         created = true;
+        passwordSet = passwordHash !== null;
       }
       await tx.organizationMembership.upsert({
         where: { organizationId_userId: { organizationId, userId: user.id } },
@@ -99,7 +118,7 @@ export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult
         create: { organizationId, userId: user.id, level: OWNER_LEVEL },
       });
       const value = await issueKey(tx, user.id, `bootstrap ${new Date().toISOString()}`);
-      return { created, organizationId, team, user, value };
+      return { created, organizationId, team, user, value, passwordSet };
     });
 
     await writeProjectToken(redis, result.team.apiToken, {
@@ -113,6 +132,8 @@ export async function bootstrap(opts: BootstrapOptions): Promise<BootstrapResult
       project_api_key: result.team.apiToken,
       personal_api_key: result.value,
       user_uuid: result.user.uuid,
+      email: result.user.email,
+      ...(result.passwordSet ? { console_password: password } : {}),
     };
   } finally {
     await prisma.$disconnect();

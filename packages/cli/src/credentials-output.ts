@@ -3,7 +3,7 @@
 // terminal (a pipe, a file, a service manager's journal) the keys go to a file only its owner
 // can read (0600, in a 0700 directory) and the output shows the personal key masked and names
 // the file. The project API key (phc_) is public by design (browsers send it with every event),
-// so it is printed either way.
+// so it is printed either way. The first user's console password goes the same way as the key.
 import fs from 'node:fs';
 import path from 'node:path';
 import { maskKey } from '@sett/keys';
@@ -13,6 +13,9 @@ export interface NewCredentials {
   project_api_key: string;
   personal_api_key: string;
   user_uuid: string;
+  /** The console sign-in of the first user (`pnpm start` on an empty instance). */
+  email?: string;
+  console_password?: string;
 }
 
 export interface CredentialsOutputOptions {
@@ -46,8 +49,11 @@ export function presentCredentials(creds: NewCredentials, opts: CredentialsOutpu
     `  project id         ${creds.project_id}`,
     `  project API key    ${creds.project_api_key}   (SDKs: api_key)`,
   ];
+  const email = creds.email ? `   (sign in to the console as ${creds.email})` : '';
   if (opts.interactive) {
     lines.push(`  personal API key   ${creds.personal_api_key}   (Authorization: Bearer …; shown only now)`);
+    if (creds.console_password)
+      lines.push(`  console password   ${creds.console_password}${email}; shown only now`);
     return lines;
   }
   writeOwnerOnlyFile(opts.file, {
@@ -57,6 +63,7 @@ export function presentCredentials(creds: NewCredentials, opts: CredentialsOutpu
   lines.push(
     `  personal API key   ${maskKey(creds.personal_api_key)}   (stdout is not a terminal: the full key is in ${opts.file}, readable only by its owner)`,
   );
+  if (creds.console_password) lines.push(`  console password   in ${opts.file}${email}`);
   return lines;
 }
 
@@ -68,8 +75,14 @@ export function existingStackLines(existing: {
   project_id: number;
   project_api_key: string;
   user_uuid: string;
+  email?: string;
 }): string[] {
   return [
+    ...(existing.email
+      ? [
+          `  console sign-in: ${existing.email} (a password for it: pnpm sett users set-password --email ${existing.email})`,
+        ]
+      : []),
     `  project id ${existing.project_id}, project API key ${existing.project_api_key}`,
     `  (a personal API key for the first user: pnpm sett keys create --user ${existing.user_uuid} --scopes "*";`,
     '   every user, key and project: pnpm sett users list, pnpm sett keys list, pnpm sett projects list)',

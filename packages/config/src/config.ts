@@ -263,6 +263,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       /** Failed sign-ins from one client address within LOGIN_LOCKOUT_MS before it is refused. */
       loginMaxFailuresPerIp: int(env, 'LOGIN_MAX_FAILURES_PER_IP', 20, 1, 100_000),
       loginLockoutMs: int(env, 'LOGIN_LOCKOUT_MS', 15 * 60_000, 1_000, 86_400_000),
+      /** The web console's built files (apps/console/dist; the image's console/ by default). */
+      consoleDir: read(env, 'CONSOLE_DIR'),
     },
     /** POST /query/ (docs/query.md, "Limits"): its own pool, caps held in Redis, one deadline. */
     query: queryConfig(env),

@@ -7,6 +7,12 @@ export const EDGE_ROUTING: EdgeRouting = {
   routes: [
     {
       match: 'exact',
+      path: '/',
+      service: 'management',
+      from: ['/'],
+    },
+    {
+      match: 'exact',
       path: '/api/early_access_features',
       service: 'decide',
       from: ['/api/early_access_features/'],
@@ -88,6 +94,12 @@ export const EDGE_ROUTING: EdgeRouting = {
       path: '/track',
       service: 'capture',
       from: ['/track/'],
+    },
+    {
+      match: 'prefix',
+      path: '/assets/',
+      service: 'management',
+      from: ['/assets/:name'],
     },
     {
       match: 'prefix',

@@ -2,3 +2,4 @@
 export * from './dev-broker';
 export * from './edge';
 export { EDGE_ROUTING } from './edge-routes';
+export { consoleIsStale, ensureConsoleBuilt } from './console-build';

@@ -39,7 +39,11 @@ describe('edge routes', () => {
     ['/flags/other', null],
     ['/apix', null],
     ['/batches/', null],
-    ['/', null],
+    // The web console: its page and hashed assets are management's; nothing else at the root.
+    ['/', 'management'],
+    ['/assets/index-abc.js', 'management'],
+    ['/assets', null],
+    ['/index.html', null],
   ])('%s -> %s', (path, target) => {
     expect(routeFor(path)).toBe(target);
   });

@@ -21,7 +21,8 @@ function caddyDuration(ms: number): string {
 
 /** Caddy path patterns for an entry: both slash forms of an exact path, `prefix*` for a subtree. */
 function patterns(r: EdgeRoute): string[] {
-  return r.match === 'exact' ? [r.path, `${r.path}/`] : [`${r.path}*`];
+  if (r.match === 'prefix') return [`${r.path}*`];
+  return r.path === '/' ? ['/'] : [r.path, `${r.path}/`];
 }
 
 function errorJson(type: string, code: string, detail: string): string {

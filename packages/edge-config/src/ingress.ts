@@ -20,7 +20,7 @@ export function renderIngress(routing: EdgeRouting, settings: EdgeSettings): str
     for (const r of routing.routes.filter((x) => x.service === service)) {
       if (r.match === 'exact') {
         paths.push({ path: r.path, pathType: 'Exact', service });
-        paths.push({ path: `${r.path}/`, pathType: 'Exact', service });
+        if (r.path !== '/') paths.push({ path: `${r.path}/`, pathType: 'Exact', service });
       } else {
         paths.push({ path: r.path.slice(0, -1), pathType: 'Prefix', service, comment: r.from.join(', ') });
       }

@@ -61,10 +61,17 @@ export function nginxRoutes(routing: EdgeRouting, settings: EdgeSettings): strin
   };
   for (const service of ORDER) {
     const exact = routing.routes.filter((r) => r.match === 'exact' && r.service === service);
-    if (exact.length > 0) {
+    // The root has one form: an exact location of its own.
+    if (exact.some((r) => r.path === '/')) {
+      out.push('');
+      out.push(`# ${service}: the root path.`);
+      out.push('location = / {', ...body(service), '}');
+    }
+    const named = exact.filter((r) => r.path !== '/');
+    if (named.length > 0) {
       out.push('');
       out.push(`# ${service}: exact paths, with or without the trailing slash.`);
-      out.push(`location ~ ^/(${exact.map((r) => escapeRegex(r.path.slice(1))).join('|')})/?$ {`);
+      out.push(`location ~ ^/(${named.map((r) => escapeRegex(r.path.slice(1))).join('|')})/?$ {`);
       out.push(...body(service), '}');
     }
     for (const r of routing.routes.filter((r) => r.match === 'prefix' && r.service === service)) {

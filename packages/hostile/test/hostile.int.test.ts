@@ -102,7 +102,7 @@ describe('hostile inputs against the real services', () => {
     const others = [];
     for (const who of ['other', 'member', 'racer']) {
       const email = `hostile-${who}-${randomUUID()}@sett.test`;
-      others.push({ email, ...(await bootstrap({ databaseUrl: db.url, redisUrl, email })) });
+      others.push(await bootstrap({ databaseUrl: db.url, redisUrl, email }));
     }
     const [other, member, racer] = others as [(typeof others)[0], (typeof others)[0], (typeof others)[0]];
     ctx = {

@@ -18,6 +18,9 @@ export interface SettStack {
   projectKey: string;
   personalKey: string;
   projectId: number;
+  /** The first user's console sign-in, as start.ts created it (its credentials file). */
+  consoleEmail: string;
+  consolePassword: string;
   db: TestDatabase;
   pool: pg.Pool;
   /** Everything scripts/start.ts and its services wrote, for failure messages. */
@@ -129,12 +132,17 @@ export async function startSettStack(): Promise<SettStack> {
     throw error;
   }
   const projectKey = /project API key\s+(phc_\w+)/.exec(output)?.[1];
-  const personalKey = fs.existsSync(credentialsFile)
-    ? (JSON.parse(fs.readFileSync(credentialsFile, 'utf8')) as { personal_api_key?: string }).personal_api_key
-    : undefined;
+  const credentials = fs.existsSync(credentialsFile)
+    ? (JSON.parse(fs.readFileSync(credentialsFile, 'utf8')) as {
+        personal_api_key?: string;
+        email?: string;
+        console_password?: string;
+      })
+    : {};
+  const personalKey = credentials.personal_api_key;
   const projectId = Number(/project id\s+(\d+)/.exec(output)?.[1]);
   const edgeUrl = /Edge: (http:\/\/[^\s]+)/.exec(output)?.[1];
-  if (!projectKey || !personalKey || !projectId || !edgeUrl) {
+  if (!projectKey || !personalKey || !projectId || !edgeUrl || !credentials.console_password) {
     await stop();
     throw new Error(`could not read the keys and edge URL that start.ts printed:\n${output}`);
   }
@@ -144,6 +152,8 @@ export async function startSettStack(): Promise<SettStack> {
     projectKey,
     personalKey,
     projectId,
+    consoleEmail: credentials.email ?? '',
+    consolePassword: credentials.console_password ?? '',
     db,
     pool,
     output: () => output,

@@ -4,6 +4,7 @@
 // limit held in Redis (rate-limit/), the input rules (input-rules.ts) and the database error
 // mapping (database-errors.ts). Operational endpoints, 404s, 405s, CORS and the one error
 // mapping come from the mechanism.
+import path from 'node:path';
 import type pg from 'pg';
 import type { PrismaClient } from '@sett/db';
 import type { Redis } from '@sett/cache';
@@ -41,6 +42,7 @@ import { createQuerySlots } from './query/query-slots';
 import { createResultCache } from './query/result-cache';
 import { createQueryRunner } from './query/run-query';
 import { managementRoutes } from './routes';
+import { findConsoleDir, loadConsoleFiles } from './console/console-files';
 import { createSessionAuthenticator } from './sessions/session-auth';
 import { createSessionStore } from './sessions/session-store';
 import { createSignIn } from './sessions/sign-in';
@@ -76,6 +78,9 @@ export interface ManagementConfig {
   sessionTtlMs?: number;
   /** LOGIN_*: the lockouts of failed sign-ins (sessions/login-guard.ts). */
   login?: Partial<LoginLimits>;
+  /** CONSOLE_DIR: the console's built files; default the workspace's apps/console/dist (where
+   * the image has them too). */
+  consoleDir?: string;
 }
 
 export interface QueryLimits {
@@ -141,6 +146,10 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     payloadKey,
     users: createUserService(prisma, pool, credentialKeys, memberCounts),
     sessions,
+    // The workspace's apps/console/dist, which the image keeps at the same place.
+    console: loadConsoleFiles(
+      findConsoleDir([config.consoleDir ?? path.resolve(__dirname, '../../../apps/console/dist')]),
+    ),
     signIn: createSignIn({
       prisma,
       redis,

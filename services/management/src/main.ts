@@ -75,6 +75,7 @@ async function main() {
       userRateLimitPerMinute: config.management.userRateLimitPerMinute,
       publicUrl: config.management.publicUrl,
       sessionTtlMs: config.management.sessionTtlMs,
+      consoleDir: config.management.consoleDir,
       login: {
         maxFailuresPerAccount: config.management.loginMaxFailuresPerAccount,
         maxFailuresPerIp: config.management.loginMaxFailuresPerIp,

@@ -18,6 +18,7 @@ import type { ProjectService } from './projects/project-service';
 import type { QueryRunner } from './query/run-query';
 import type { UserService } from './users/user-service';
 import type { CookiePolicy } from './sessions/cookies';
+import type { ConsoleFiles } from './console/console-files';
 import type { SessionStore } from './sessions/session-store';
 import type { SignIn } from './sessions/sign-in';
 
@@ -30,6 +31,8 @@ export interface ManagementRouteDeps {
   /** deriveFlagPayloadKey(SETT_ENCRYPTION_KEY), for remote config payloads. */
   payloadKey: Buffer;
   users: UserService;
+  /** The web console's built files (console/), served at `/`. */
+  console: ConsoleFiles;
   /** Browser sessions (sessions/): the store, signing in, and how their cookies are set. */
   sessions: SessionStore;
   signIn: SignIn;

@@ -24,6 +24,7 @@ import { personRoutes } from './persons/person-routes';
 import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-routes';
 import { schemaRoutes } from './openapi/schema-routes';
 import { sessionRoutes } from './sessions/session-routes';
+import { consoleRoutes } from './console/console-routes';
 import type { ManagementRouteDeps } from './route-deps';
 
 const PROJECT_PATH = '/api/projects/:project_id';
@@ -65,5 +66,6 @@ export const managementRoutes: RouteTable<ManagementRouteDeps> = {
     ...personalApiKeyRoutes,
     ...schemaRoutes,
     ...sessionRoutes,
+    ...consoleRoutes,
   ]),
 };

@@ -1,0 +1,68 @@
+// The signed-in console: a header with the project and the user, navigation, and the page the
+// URL's hash names (`#/events`). Pages for what the API cannot do yet are not shown.
+import { useEffect, useState } from 'react';
+import { useQueryClient } from '@tanstack/react-query';
+import { api, type Me } from './api';
+import { LiveEvents } from './pages/LiveEvents';
+import { ErrorNote } from './ui';
+
+const PAGES = [{ path: '/events', title: 'Live events' }] as const;
+
+function useHashPath(): string {
+  const read = () => window.location.hash.replace(/^#/, '') || PAGES[0].path;
+  const [path, setPath] = useState(read);
+  useEffect(() => {
+    const onChange = () => setPath(read());
+    window.addEventListener('hashchange', onChange);
+    return () => window.removeEventListener('hashchange', onChange);
+  }, []);
+  return path;
+}
+
+export function Shell({ me }: { me: Me }) {
+  const client = useQueryClient();
+  const path = useHashPath();
+  const [error, setError] = useState<Error | null>(null);
+  const page = PAGES.find((p) => path.startsWith(p.path)) ?? PAGES[0];
+
+  async function logout() {
+    try {
+      await api('POST', '/api/logout/');
+      // Nothing of the signed-in user's stays cached; `me` is asked again and answers 401.
+      client.removeQueries({ predicate: (q) => q.queryKey[0] !== 'me' });
+      await client.resetQueries({ queryKey: ['me'] });
+    } catch (err) {
+      setError(err as Error);
+    }
+  }
+
+  return (
+    <div className="shell">
+      <header className="topbar">
+        <span className="brand">Sett</span>
+        <span className="project" title="Project">
+          {me.team?.name ?? 'No project'}
+        </span>
+        <nav aria-label="Pages">
+          {PAGES.map((p) => (
+            <a key={p.path} href={`#${p.path}`} aria-current={p === page ? 'page' : undefined}>
+              {p.title}
+            </a>
+          ))}
+        </nav>
+        <span className="user">{me.email}</span>
+        <button type="button" onClick={() => void logout()}>
+          Log out
+        </button>
+      </header>
+      {error && <ErrorNote error={error} />}
+      <main className="page">
+        {me.team ? (
+          page.path === '/events' && <LiveEvents projectId={me.team.id} />
+        ) : (
+          <p>This account has no project yet.</p>
+        )}
+      </main>
+    </div>
+  );
+}

@@ -1,0 +1,79 @@
+// The console's only way to the server: Sett's public management API, with the same endpoints
+// and shapes as any other client. The session cookie goes with every request (same origin); a
+// write echoes the CSRF cookie in X-CSRFToken, as the API requires of sessions. An error is an
+// ApiError carrying the API's own `detail`, which the pages show as it is.
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    detail: string,
+    readonly attr: string | null = null,
+  ) {
+    super(detail);
+  }
+}
+
+function cookie(name: string): string {
+  for (const part of document.cookie.split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === name) return v.join('=');
+  }
+  return '';
+}
+
+export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET') headers['x-csrftoken'] = cookie('sett_csrftoken');
+  let res: Response;
+  try {
+    res = await fetch(path, {
+      method,
+      headers,
+      credentials: 'same-origin',
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  } catch {
+    throw new ApiError(0, 'network', 'Sett could not be reached. Check the connection and try again.');
+  }
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = text ? JSON.parse(text) : undefined;
+  } catch {
+    json = undefined;
+  }
+  if (!res.ok) {
+    const e = (json ?? {}) as { code?: string; detail?: string; attr?: string | null };
+    throw new ApiError(
+      res.status,
+      e.code ?? 'error',
+      e.detail ?? `The server answered ${res.status}.`,
+      e.attr ?? null,
+    );
+  }
+  return json as T;
+}
+
+export interface Me {
+  uuid: string;
+  email: string;
+  first_name: string;
+  is_staff: boolean;
+  team: { id: number; name: string; api_token: string } | null;
+  organization: { id: string; name: string } | null;
+}
+
+export interface EventRow {
+  id: string;
+  event: string;
+  distinct_id: string;
+  timestamp: string;
+  properties: Record<string, unknown>;
+  person: { uuid: string; distinct_ids: string[]; properties: Record<string, unknown> } | null;
+}
+
+export interface Page<T> {
+  next: string | null;
+  results: T[];
+}
