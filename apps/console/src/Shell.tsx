@@ -1,15 +1,27 @@
 // The signed-in console: a header with the project and the user, navigation, and the page the
 // URL's hash names (`#/events`). Pages for what the API cannot do yet are not shown.
-import { useEffect, useState } from 'react';
+import { useEffect, useState, type JSX } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, type Me } from './api';
+import { Flags } from './pages/Flags';
 import { LiveEvents } from './pages/LiveEvents';
+import { Persons } from './pages/Persons';
 import { ErrorNote } from './ui';
 
-const PAGES = [{ path: '/events', title: 'Live events' }] as const;
+type Team = NonNullable<Me['team']>;
+
+const PAGES: Array<{ path: string; title: string; render: (team: Team) => JSX.Element }> = [
+  { path: '/events', title: 'Live events', render: (t) => <LiveEvents projectId={t.id} /> },
+  { path: '/persons', title: 'Persons', render: (t) => <Persons projectId={t.id} /> },
+  {
+    path: '/flags',
+    title: 'Feature flags',
+    render: (t) => <Flags projectId={t.id} projectToken={t.api_token} />,
+  },
+];
 
 function useHashPath(): string {
-  const read = () => window.location.hash.replace(/^#/, '') || PAGES[0].path;
+  const read = () => window.location.hash.replace(/^#/, '') || PAGES[0]!.path;
   const [path, setPath] = useState(read);
   useEffect(() => {
     const onChange = () => setPath(read());
@@ -23,7 +35,7 @@ export function Shell({ me }: { me: Me }) {
   const client = useQueryClient();
   const path = useHashPath();
   const [error, setError] = useState<Error | null>(null);
-  const page = PAGES.find((p) => path.startsWith(p.path)) ?? PAGES[0];
+  const page = PAGES.find((p) => path.startsWith(p.path)) ?? PAGES[0]!;
 
   async function logout() {
     try {
@@ -56,13 +68,7 @@ export function Shell({ me }: { me: Me }) {
         </button>
       </header>
       {error && <ErrorNote error={error} />}
-      <main className="page">
-        {me.team ? (
-          page.path === '/events' && <LiveEvents projectId={me.team.id} />
-        ) : (
-          <p>This account has no project yet.</p>
-        )}
-      </main>
+      <main className="page">{me.team ? page.render(me.team) : <p>This account has no project yet.</p>}</main>
     </div>
   );
 }

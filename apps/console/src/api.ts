@@ -77,3 +77,55 @@ export interface Page<T> {
   next: string | null;
   results: T[];
 }
+
+export interface FlagCondition {
+  properties: Array<{ key: string; value: unknown; operator?: string; type: string }>;
+  rollout_percentage: number | null;
+  variant?: string | null;
+}
+
+export interface Flag {
+  id: number;
+  key: string;
+  name: string;
+  active: boolean;
+  filters: {
+    groups: FlagCondition[];
+    multivariate?: { variants: Array<{ key: string; rollout_percentage: number }> } | null;
+    payloads?: Record<string, unknown>;
+  };
+  created_at: string;
+}
+
+export interface List<T> {
+  count: number;
+  next: string | null;
+  results: T[];
+}
+
+/** A mutation's error, shown next to what failed. */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+export interface Person {
+  id: string;
+  uuid: string;
+  name?: string;
+  distinct_ids: string[];
+  properties: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface PersonDeletion {
+  id: number;
+  status: 'queued' | 'running' | 'succeeded' | 'failed';
+  phase: string;
+  delete_events: boolean;
+  distinct_id_count: number;
+  events_deleted: number;
+  last_error: string | null;
+  run_after: string;
+  created_at: string;
+  finished_at: string | null;
+}

@@ -71,10 +71,7 @@ export function LiveEvents({ projectId }: { projectId: number }) {
               <tr key={e.id}>
                 <td className="event-name">{e.event}</td>
                 <td>
-                  <a
-                    href={`#/events?distinct_id=${encodeURIComponent(e.distinct_id)}`}
-                    onClick={() => setDistinctId(e.distinct_id)}
-                  >
+                  <a href={`#/persons?search=${encodeURIComponent(e.distinct_id)}`} title="Open this person">
                     {String(e.person?.properties?.email ?? e.distinct_id)}
                   </a>
                 </td>
