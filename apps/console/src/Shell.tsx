@@ -1,18 +1,28 @@
 // The signed-in console: a header with the project and the user, navigation, and the page the
 // URL's hash names (`#/events`). Pages for what the API cannot do yet are not shown.
-import { useEffect, useState, type JSX } from 'react';
+import { lazy, Suspense, useEffect, useState, type JSX } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, type Me } from './api';
 import { Flags } from './pages/Flags';
 import { LiveEvents } from './pages/LiveEvents';
 import { Persons } from './pages/Persons';
-import { ErrorNote } from './ui';
+import { ErrorNote, Skeleton } from './ui';
+
+// The chart pages load their code (and the chart library) when first opened.
+const Insights = lazy(() => import('./pages/Insights').then((m) => ({ default: m.Insights })));
+const Dashboards = lazy(() => import('./pages/Dashboards').then((m) => ({ default: m.Dashboards })));
 
 type Team = NonNullable<Me['team']>;
 
-const PAGES: Array<{ path: string; title: string; render: (team: Team) => JSX.Element }> = [
+const PAGES: Array<{ path: string; title: string; render: (team: Team, path: string) => JSX.Element }> = [
   { path: '/events', title: 'Live events', render: (t) => <LiveEvents projectId={t.id} /> },
   { path: '/persons', title: 'Persons', render: (t) => <Persons projectId={t.id} /> },
+  { path: '/insights', title: 'Insights', render: (t) => <Insights projectId={t.id} /> },
+  {
+    path: '/dashboards',
+    title: 'Dashboards',
+    render: (t, path) => <Dashboards projectId={t.id} path={path} />,
+  },
   {
     path: '/flags',
     title: 'Feature flags',
@@ -68,7 +78,13 @@ export function Shell({ me }: { me: Me }) {
         </button>
       </header>
       {error && <ErrorNote error={error} />}
-      <main className="page">{me.team ? page.render(me.team) : <p>This account has no project yet.</p>}</main>
+      <main className="page">
+        {me.team ? (
+          <Suspense fallback={<Skeleton lines={6} />}>{page.render(me.team, path)}</Suspense>
+        ) : (
+          <p>This account has no project yet.</p>
+        )}
+      </main>
     </div>
   );
 }

@@ -129,3 +129,33 @@ export interface PersonDeletion {
   created_at: string;
   finished_at: string | null;
 }
+
+export interface QueryAnswer {
+  results: unknown;
+  is_cached?: boolean;
+  last_refresh?: string;
+}
+
+export interface Insight {
+  id: number;
+  short_id: string;
+  name: string | null;
+  query: { kind: string; source: { kind: string } & Record<string, unknown> } | null;
+  result: unknown;
+  dashboards: number[];
+  last_refresh: string | null;
+  query_status: { error: boolean; error_message: string } | null;
+}
+
+export interface Dashboard {
+  id: number;
+  name: string | null;
+  description: string;
+  pinned: boolean;
+  tiles?: Array<{
+    id: number;
+    insight: Insight | null;
+    text: { body: string } | null;
+    error: { message: string } | null;
+  }>;
+}

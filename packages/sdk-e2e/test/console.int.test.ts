@@ -136,6 +136,75 @@ it('creates a flag, sees decide serve it, and turns it off', async () => {
   await waitFor('decide to serve the flag off', async () => (await decide()) !== true);
 });
 
+it('builds a trends chart with a breakdown, saves it to a new dashboard, and shows it there', async () => {
+  const events = [
+    ['trend-a', '$pageview', 'Chrome'],
+    ['trend-b', '$pageview', 'Firefox'],
+    ['trend-c', '$pageview', 'Chrome'],
+    ['trend-a', 'signed_up', 'Chrome'],
+  ];
+  const sent = await fetch(`${stack.edgeUrl}/batch/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      api_key: stack.projectKey,
+      batch: events.map(([distinct_id, event, $browser]) => ({
+        event,
+        distinct_id,
+        properties: { $browser },
+      })),
+    }),
+  });
+  expect(sent.status).toBe(200);
+  await waitFor(
+    'the events to be stored',
+    async () => {
+      const { rows } = await stack.pool.query(
+        `SELECT count(*)::int AS n FROM events WHERE team_id = $1 AND distinct_id LIKE 'trend-%'`,
+        [stack.projectId],
+      );
+      return rows[0].n === events.length;
+    },
+    60_000,
+  );
+
+  await page.getByRole('link', { name: 'Insights' }).click();
+  await page.getByRole('heading', { name: 'New insight' }).waitFor();
+  await page.getByLabel('Events', { exact: true }).fill('$pageview');
+  await page.getByLabel('Breakdown by property').fill('$browser');
+  await page.getByRole('button', { name: 'Run' }).click();
+  const chart = page.getByRole('figure', { name: 'Trends chart' });
+  await chart.locator('canvas').waitFor();
+  // One line per browser, with their totals.
+  const caption = await chart.locator('figcaption').innerText();
+  expect(caption).toMatch(/Chrome: 2 in total/);
+  expect(caption).toMatch(/Firefox: 1 in total/);
+  await page.getByLabel('Name').fill('Pageviews by browser');
+  await page.getByLabel('Add to dashboard').selectOption('new');
+  await page.getByLabel('Dashboard name').fill('Traffic');
+  await page.getByRole('button', { name: 'Save insight' }).click();
+  await page
+    .getByRole('status')
+    .getByText(/Saved as/)
+    .waitFor();
+  await shot('insights');
+
+  await page.getByRole('link', { name: 'its dashboard' }).click();
+  await page.getByRole('heading', { name: 'Traffic' }).waitFor();
+  const tile = page.getByRole('article', { name: 'Pageviews by browser' });
+  await tile.locator('canvas').waitFor();
+  await shot('dashboard');
+
+  // A funnel from the same page: bars per step.
+  await page.getByRole('link', { name: 'Insights' }).click();
+  await page.getByLabel('Kind').selectOption('FunnelsQuery');
+  await page.getByLabel('Steps (events, in order)').fill('$pageview, signed_up');
+  await page.getByRole('button', { name: 'Run' }).click();
+  const funnel = page.getByRole('list', { name: 'Funnel' });
+  await funnel.waitFor();
+  expect(await funnel.innerText()).toMatch(/\$pageview\s+3 \(100%\)[\s\S]*signed_up\s+1 \(33\.3%\)/);
+});
+
 it('finds a person and deletes them, after a confirmation, showing the deletion job', async () => {
   await waitFor(
     'the visitor to be a person',
