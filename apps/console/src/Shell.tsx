@@ -5,7 +5,9 @@ import { useQueryClient } from '@tanstack/react-query';
 import { api, type Me } from './api';
 import { Flags } from './pages/Flags';
 import { LiveEvents } from './pages/LiveEvents';
+import { Organization } from './pages/Organization';
 import { Persons } from './pages/Persons';
+import { Settings } from './pages/Settings';
 import { ErrorNote, Skeleton } from './ui';
 
 // The chart pages load their code (and the chart library) when first opened.
@@ -14,7 +16,11 @@ const Dashboards = lazy(() => import('./pages/Dashboards').then((m) => ({ defaul
 
 type Team = NonNullable<Me['team']>;
 
-const PAGES: Array<{ path: string; title: string; render: (team: Team, path: string) => JSX.Element }> = [
+const PAGES: Array<{
+  path: string;
+  title: string;
+  render: (team: Team, path: string, me: Me) => JSX.Element;
+}> = [
   { path: '/events', title: 'Live events', render: (t) => <LiveEvents projectId={t.id} /> },
   { path: '/persons', title: 'Persons', render: (t) => <Persons projectId={t.id} /> },
   { path: '/insights', title: 'Insights', render: (t) => <Insights projectId={t.id} /> },
@@ -27,6 +33,12 @@ const PAGES: Array<{ path: string; title: string; render: (team: Team, path: str
     path: '/flags',
     title: 'Feature flags',
     render: (t) => <Flags projectId={t.id} projectToken={t.api_token} />,
+  },
+  { path: '/settings', title: 'Settings', render: (t) => <Settings projectId={t.id} /> },
+  {
+    path: '/organization',
+    title: 'Organization',
+    render: (_t, _p, me) => <Organization myEmail={me.email} />,
   },
 ];
 
@@ -80,7 +92,7 @@ export function Shell({ me }: { me: Me }) {
       {error && <ErrorNote error={error} />}
       <main className="page">
         {me.team ? (
-          <Suspense fallback={<Skeleton lines={6} />}>{page.render(me.team, path)}</Suspense>
+          <Suspense fallback={<Skeleton lines={6} />}>{page.render(me.team, path, me)}</Suspense>
         ) : (
           <p>This account has no project yet.</p>
         )}

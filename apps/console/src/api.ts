@@ -159,3 +159,34 @@ export interface Dashboard {
     error: { message: string } | null;
   }>;
 }
+
+export interface Organization {
+  id: string;
+  name: string;
+  membership_level: number | null;
+}
+
+export interface Member {
+  id: string;
+  level: number;
+  user: { uuid: string; email: string; first_name: string };
+}
+
+export interface Project {
+  id: number;
+  name: string;
+  api_token: string;
+  data_retention_days: number | null;
+  secret_api_token?: string | null;
+}
+
+export interface PersonalKey {
+  id: string;
+  label: string;
+  mask_value: string;
+  scopes: string[];
+  last_used_at: string | null;
+  value?: string;
+}
+
+export const LEVEL_NAMES: Record<number, string> = { 1: 'member', 8: 'admin', 15: 'owner' };

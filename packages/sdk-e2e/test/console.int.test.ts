@@ -3,6 +3,7 @@
 // made for the first user, see an event sent through capture arrive in Live events and filter
 // it, log out; then turn two-factor authentication on and sign in with a TOTP code. Each page is
 // saved as a screenshot under test-output/console/ at 1280 and 390 pixels wide.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -15,6 +16,7 @@ jest.setTimeout(180_000);
 /** The page's cookies, read inside page.evaluate (this file is compiled without the DOM types). */
 declare const document: { cookie: string };
 
+const CLI = path.resolve(__dirname, '../../cli/src/main.ts');
 const SHOTS = path.resolve(__dirname, '../../../test-output/console');
 
 let stack: SettStack;
@@ -233,6 +235,36 @@ it('finds a person and deletes them, after a confirmation, showing the deletion 
   expect(rows).toEqual([]);
 });
 
+it('shows the project key and snippet, and creates and revokes a personal API key', async () => {
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByLabel(/Project API key/).waitFor();
+  expect(await page.getByLabel(/Project API key/).inputValue()).toBe(stack.projectKey);
+  expect(await page.getByLabel('Snippet for posthog-js').inputValue()).toContain(stack.projectKey);
+  await page.getByLabel('Label').fill('console key');
+  await page.getByRole('button', { name: 'Create key' }).click();
+  const shown = page.getByLabel(/The new key, shown only now/);
+  await shown.waitFor();
+  const value = await shown.inputValue();
+  expect(value).toMatch(/^phx_/);
+  // The key works, with the read-only scopes it was given.
+  const me = await fetch(`${stack.edgeUrl}/api/projects/${stack.projectId}/feature_flags/`, {
+    headers: { authorization: `Bearer ${value}` },
+  });
+  expect(me.status).toBe(200);
+  await shot('settings');
+  await page.getByRole('button', { name: 'Revoke console key' }).click();
+  await page.getByRole('button', { name: 'Revoke console key' }).waitFor({ state: 'detached' });
+  await waitFor(
+    'the revoked key to be refused',
+    async () =>
+      (
+        await fetch(`${stack.edgeUrl}/api/projects/${stack.projectId}/feature_flags/`, {
+          headers: { authorization: `Bearer ${value}` },
+        })
+      ).status === 401,
+  );
+});
+
 it('logs out: the session ends and the sign-in form is back', async () => {
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByRole('heading', { name: 'Sign in to Sett' }).waitFor();
@@ -274,6 +306,74 @@ it('signs in with a second factor once 2FA is on', async () => {
     'the signed-in user',
     async () => (await page.evaluate(async () => (await fetch('/api/users/@me/')).status)) === 200,
   );
+});
+
+it('refuses a member the owner-only page and its actions', async () => {
+  const { rows } = await stack.pool.query<{ slug: string }>(
+    `SELECT slug FROM organizations ORDER BY created_at LIMIT 1`,
+  );
+  const email = `member-${randomUUID().slice(0, 8)}@sett.test`;
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        CLI,
+        'users',
+        'create',
+        '--email',
+        email,
+        '--org',
+        rows[0]!.slug,
+        '--level',
+        'member',
+        '--with-password',
+      ],
+      { env: { ...process.env, DATABASE_URL: stack.db.url }, stdio: ['pipe', 'ignore', 'pipe'] },
+    );
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    child.on('close', (code) =>
+      code === 0 ? resolve() : reject(new Error(`sett users create: ${code} ${err}`)),
+    );
+    child.stdin.end('member password 1\n');
+  });
+  await page.getByRole('button', { name: 'Log out' }).click();
+  await page.getByRole('heading', { name: 'Sign in to Sett' }).waitFor();
+  await signIn(email, 'member password 1');
+  await page.getByRole('button', { name: 'Log out' }).waitFor();
+  await page.getByRole('link', { name: 'Organization' }).click();
+  await page
+    .getByRole('alert')
+    .getByText(/managed by the organization's admins and owners/)
+    .waitFor();
+  expect(await page.getByRole('alert').innerText()).toMatch(/Your role here is member/);
+  await shot('organization-member');
+  // The API refuses it too, whatever the page shows.
+  const status = await page.evaluate(async () => {
+    const csrf = document.cookie.match(/sett_csrftoken=([^;]+)/)?.[1] ?? '';
+    const r = await fetch('/api/organizations/@current/', {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json', 'x-csrftoken': csrf },
+      body: JSON.stringify({ name: 'taken over' }),
+    });
+    return r.status;
+  });
+  expect(status).toBe(403);
+  // An admin action on the settings page: refused, in the API's words.
+  await page.getByRole('link', { name: 'Settings' }).click();
+  await page.getByRole('button', { name: 'Rotate the secret API key' }).click();
+  await page
+    .getByRole('alert')
+    .getByText(/must be an organization admin/)
+    .waitFor();
+  // The browser logs the two refusals this test asked for; nothing else.
+  expect(pageErrors).toEqual([
+    expect.stringMatching(/status of 403/),
+    expect.stringMatching(/status of 403/),
+  ]);
+  pageErrors.length = 0;
 });
 
 afterEach(() => {
