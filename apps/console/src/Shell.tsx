@@ -3,6 +3,7 @@
 import { lazy, Suspense, useEffect, useState, type JSX } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, type Me } from './api';
+import { Cohorts } from './pages/Cohorts';
 import { Flags } from './pages/Flags';
 import { LiveEvents } from './pages/LiveEvents';
 import { Organization } from './pages/Organization';
@@ -34,6 +35,7 @@ const PAGES: Array<{
     title: 'Feature flags',
     render: (t) => <Flags projectId={t.id} projectToken={t.api_token} />,
   },
+  { path: '/cohorts', title: 'Cohorts', render: (t) => <Cohorts projectId={t.id} /> },
   { path: '/settings', title: 'Settings', render: (t) => <Settings projectId={t.id} /> },
   {
     path: '/organization',

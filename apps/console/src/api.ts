@@ -21,9 +21,11 @@ function cookie(name: string): string {
   return '';
 }
 
+/** `body`: JSON, or a FormData sent as multipart (a CSV upload). */
 export async function api<T>(method: string, path: string, body?: unknown): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (body !== undefined) headers['content-type'] = 'application/json';
+  const form = body instanceof FormData;
+  if (body !== undefined && !form) headers['content-type'] = 'application/json';
   if (method !== 'GET') headers['x-csrftoken'] = cookie('sett_csrftoken');
   let res: Response;
   try {
@@ -31,7 +33,7 @@ export async function api<T>(method: string, path: string, body?: unknown): Prom
       method,
       headers,
       credentials: 'same-origin',
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: body === undefined ? undefined : form ? body : JSON.stringify(body),
     });
   } catch {
     throw new ApiError(0, 'network', 'Sett could not be reached. Check the connection and try again.');
@@ -190,3 +192,20 @@ export interface PersonalKey {
 }
 
 export const LEVEL_NAMES: Record<number, string> = { 1: 'member', 8: 'admin', 15: 'owner' };
+
+export interface Cohort {
+  id: number;
+  name: string;
+  description: string;
+  is_static: boolean;
+  count: number | null;
+  filters: unknown;
+}
+
+export interface EarlyAccessFeature {
+  id: string;
+  name: string;
+  description: string;
+  stage: string;
+  feature_flag: { key: string } | null;
+}

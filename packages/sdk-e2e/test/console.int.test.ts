@@ -235,6 +235,37 @@ it('finds a person and deletes them, after a confirmation, showing the deletion 
   expect(rows).toEqual([]);
 });
 
+it('creates a static cohort from a CSV, adds to it, and manages an early access feature', async () => {
+  await page.getByRole('link', { name: 'Cohorts' }).click();
+  await page.getByLabel('Cohort name').fill('Beta testers');
+  await page.getByLabel('CSV of distinct ids', { exact: true }).setInputFiles({
+    name: 'testers.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from('distinct_id\nuser-1\nuser-2\nuser-3\n'),
+  });
+  await page.getByRole('button', { name: 'Create cohort' }).click();
+  const cohorts = page.getByRole('table', { name: 'Cohorts' });
+  await cohorts.getByText('static · 3 members').waitFor();
+  await page.getByLabel('Add a CSV to Beta testers').setInputFiles({
+    name: 'more.csv',
+    mimeType: 'text/csv',
+    buffer: Buffer.from('user-4\n'),
+  });
+  await cohorts.getByText('static · 4 members').waitFor();
+
+  await page.getByLabel('Feature name').fill('Dark mode');
+  await page.getByRole('button', { name: 'Create (beta)' }).click();
+  await page.getByLabel('Stage of Dark mode').waitFor();
+  await page.getByLabel('Stage of Dark mode').selectOption('alpha');
+  await waitFor('the stage to be stored', async () => {
+    const { rows } = await stack.pool.query(
+      `SELECT stage FROM early_access_features WHERE name = 'Dark mode'`,
+    );
+    return rows[0]?.stage === 'alpha';
+  });
+  await shot('cohorts');
+});
+
 it('shows the project key and snippet, and creates and revokes a personal API key', async () => {
   await page.getByRole('link', { name: 'Settings' }).click();
   await page.getByLabel(/Project API key/).waitFor();
