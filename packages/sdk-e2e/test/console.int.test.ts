@@ -106,8 +106,21 @@ it('shows an event sent through capture in Live events, and filters by name', as
   expect(await page.locator('tbody tr').count()).toBe(1);
 });
 
+const flagKey = `console-flag-${randomUUID().slice(0, 8)}`;
+
+/** Whether decide serves the flag on for a distinct id, as an SDK asks (`/flags?v=2`). */
+async function decideServes(key: string, distinctId: string): Promise<boolean | undefined> {
+  const answer = (await (
+    await fetch(`${stack.edgeUrl}/flags/?v=2`, {
+      method: 'POST',
+      body: JSON.stringify({ api_key: stack.projectKey, distinct_id: distinctId }),
+    })
+  ).json()) as { flags: Record<string, { enabled: boolean }> };
+  return answer.flags[key]?.enabled;
+}
+
 it('creates a flag, sees decide serve it, and turns it off', async () => {
-  const key = `console-flag-${randomUUID().slice(0, 8)}`;
+  const key = flagKey;
   await page.getByRole('link', { name: 'Feature flags' }).click();
   await page.getByRole('heading', { name: 'Feature flags' }).waitFor();
   await page.getByRole('button', { name: 'New flag' }).click();
@@ -264,6 +277,22 @@ it('creates a static cohort from a CSV, adds to it, and manages an early access 
     return rows[0]?.stage === 'alpha';
   });
   await shot('cohorts');
+});
+
+it('edits the flag to a cohort condition, and decide follows', async () => {
+  await page.getByRole('link', { name: 'Feature flags' }).click();
+  await page.getByRole('button', { name: `Edit ${flagKey}` }).click();
+  const form = page.getByRole('form', { name: `Edit ${flagKey}` });
+  await form.getByLabel('In cohort (optional)').selectOption({ label: 'Beta testers' });
+  await form.getByRole('button', { name: 'Save flag' }).click();
+  await form.waitFor({ state: 'detached' });
+  await page.getByRole('cell', { name: /cohort \d+/ }).waitFor();
+  await page.getByRole('switch', { name: `${flagKey} active` }).click();
+  await waitFor(
+    'decide to serve the cohort its flag',
+    async () => (await decideServes(flagKey, 'user-1')) === true,
+  );
+  expect(await decideServes(flagKey, 'someone-else')).toBe(false);
 });
 
 it('shows the project key and snippet, and creates and revokes a personal API key', async () => {

@@ -3,7 +3,7 @@
 // distinct id", which asks decide itself (POST /flags?v=2 with the project's public token).
 import { useState, type FormEvent } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, errorText, type Flag, type List } from '../api';
+import { api, errorText, type Cohort, type Flag, type List } from '../api';
 import { ErrorNote, Skeleton } from '../ui';
 
 function rolloutOf(flag: Flag): string {
@@ -13,7 +13,11 @@ function rolloutOf(flag: Flag): string {
     .map((g) => {
       const who = g.properties.length
         ? g.properties
-            .map((p) => `${p.key} ${p.operator ?? 'exact'} ${JSON.stringify(p.value)}`)
+            .map((p) =>
+              p.type === 'cohort'
+                ? `cohort ${String(p.value)}`
+                : `${p.key} ${p.operator ?? 'exact'} ${JSON.stringify(p.value)}`,
+            )
             .join(' and ')
         : 'everyone';
       return `${g.rollout_percentage ?? 100}% of ${who}`;
@@ -25,6 +29,7 @@ export function Flags({ projectId, projectToken }: { projectId: number; projectT
   const client = useQueryClient();
   const [search, setSearch] = useState('');
   const [creating, setCreating] = useState(false);
+  const [editing, setEditing] = useState<Flag | null>(null);
   const params = new URLSearchParams({ limit: '100' });
   if (search.trim()) params.set('search', search.trim());
   const flags = useQuery({
@@ -50,7 +55,10 @@ export function Flags({ projectId, projectToken }: { projectId: number; projectT
           {creating ? 'Close' : 'New flag'}
         </button>
       </div>
-      {creating && <NewFlag projectId={projectId} onDone={() => setCreating(false)} />}
+      {creating && <FlagForm projectId={projectId} onDone={() => setCreating(false)} />}
+      {editing && (
+        <FlagForm key={editing.id} projectId={projectId} flag={editing} onDone={() => setEditing(null)} />
+      )}
       <div className="filters">
         <label>
           Search
@@ -70,6 +78,9 @@ export function Flags({ projectId, projectToken }: { projectId: number; projectT
               <th scope="col">Key</th>
               <th scope="col">Release</th>
               <th scope="col">Active</th>
+              <th scope="col">
+                <span className="sr-only">Edit</span>
+              </th>
             </tr>
           </thead>
           <tbody>
@@ -97,6 +108,11 @@ export function Flags({ projectId, projectToken }: { projectId: number; projectT
                     />
                   </label>
                 </td>
+                <td>
+                  <button type="button" onClick={() => setEditing(f)} aria-label={`Edit ${f.key}`}>
+                    Edit
+                  </button>
+                </td>
               </tr>
             ))}
           </tbody>
@@ -107,18 +123,40 @@ export function Flags({ projectId, projectToken }: { projectId: number; projectT
   );
 }
 
-function NewFlag({ projectId, onDone }: { projectId: number; onDone: () => void }) {
+/** The form for a new flag, or for an existing one (`flag`): its first condition set's rollout,
+ * person property and cohort, its variants and payload; other condition sets are kept. */
+function FlagForm({ projectId, flag, onDone }: { projectId: number; flag?: Flag; onDone: () => void }) {
   const client = useQueryClient();
-  const [key, setKey] = useState('');
-  const [name, setName] = useState('');
-  const [rollout, setRollout] = useState('100');
-  const [propKey, setPropKey] = useState('');
-  const [propValue, setPropValue] = useState('');
-  const [variants, setVariants] = useState('');
-  const [payload, setPayload] = useState('');
+  const first = flag?.filters.groups?.[0];
+  const person = first?.properties.find((p) => p.type === 'person');
+  const cohortProp = first?.properties.find((p) => p.type === 'cohort');
+  const [key, setKey] = useState(flag?.key ?? '');
+  const [name, setName] = useState(flag?.name ?? '');
+  const [rollout, setRollout] = useState(String(first?.rollout_percentage ?? 100));
+  const [propKey, setPropKey] = useState(person?.key ?? '');
+  const [propValue, setPropValue] = useState(person ? String(person.value ?? '') : '');
+  const [cohort, setCohort] = useState(cohortProp ? String(cohortProp.value) : '');
+  const [variants, setVariants] = useState(
+    (flag?.filters.multivariate?.variants ?? []).map((v) => v.key).join(', '),
+  );
+  const firstPayload = Object.values(flag?.filters.payloads ?? {})[0];
+  const [payload, setPayload] = useState(
+    firstPayload === undefined
+      ? ''
+      : typeof firstPayload === 'string'
+        ? firstPayload
+        : JSON.stringify(firstPayload),
+  );
   const [formError, setFormError] = useState<string | null>(null);
-  const create = useMutation({
-    mutationFn: (body: unknown) => api<Flag>('POST', `/api/projects/${projectId}/feature_flags/`, body),
+  const cohorts = useQuery({
+    queryKey: ['cohorts', projectId],
+    queryFn: () => api<List<Cohort>>('GET', `/api/projects/${projectId}/cohorts/?limit=100`),
+  });
+  const save = useMutation({
+    mutationFn: (body: unknown) =>
+      flag
+        ? api<Flag>('PATCH', `/api/projects/${projectId}/feature_flags/${flag.id}/`, body)
+        : api<Flag>('POST', `/api/projects/${projectId}/feature_flags/`, body),
     onSuccess: async () => {
       await client.invalidateQueries({ queryKey: ['flags', projectId] });
       onDone();
@@ -143,39 +181,45 @@ function NewFlag({ projectId, onDone }: { projectId: number; onDone: () => void 
       payloads = { [variantList.length ? variantList[0]! : 'true']: payload.trim() };
     }
     const each = variantList.length ? Math.floor(100 / variantList.length) : 0;
-    create.mutate({
-      key: key.trim(),
+    const properties = [
+      ...(propKey.trim()
+        ? [{ key: propKey.trim(), value: propValue, operator: 'exact', type: 'person' }]
+        : []),
+      ...(cohort ? [{ key: 'id', value: Number(cohort), type: 'cohort' }] : []),
+    ];
+    const groups = [
+      { properties, rollout_percentage: Number(rollout) },
+      ...(flag?.filters.groups ?? []).slice(1),
+    ];
+    save.mutate({
+      ...(flag ? {} : { key: key.trim(), active: true }),
       name: name.trim(),
-      active: true,
       filters: {
-        groups: [
-          {
-            properties: propKey.trim()
-              ? [{ key: propKey.trim(), value: propValue, operator: 'exact', type: 'person' }]
-              : [],
-            rollout_percentage: Number(rollout),
-          },
-        ],
-        ...(variantList.length
+        groups,
+        multivariate: variantList.length
           ? {
-              multivariate: {
-                variants: variantList.map((v, i) => ({
-                  key: v,
-                  rollout_percentage: i === 0 ? 100 - each * (variantList.length - 1) : each,
-                })),
-              },
+              variants: variantList.map((v, i) => ({
+                key: v,
+                rollout_percentage: i === 0 ? 100 - each * (variantList.length - 1) : each,
+              })),
             }
-          : {}),
-        ...(payloads ? { payloads } : {}),
+          : null,
+        payloads: payloads ?? {},
       },
     });
   }
 
   return (
-    <form className="card form-grid" onSubmit={submit} aria-label="New flag">
+    <form className="card form-grid" onSubmit={submit} aria-label={flag ? `Edit ${flag.key}` : 'New flag'}>
       <label>
         Key
-        <input required value={key} onChange={(e) => setKey(e.target.value)} pattern="[A-Za-z0-9_\-]+" />
+        <input
+          required
+          readOnly={!!flag}
+          value={key}
+          onChange={(e) => setKey(e.target.value)}
+          pattern="[A-Za-z0-9_\-]+"
+        />
       </label>
       <label>
         Name
@@ -201,6 +245,17 @@ function NewFlag({ projectId, onDone }: { projectId: number; onDone: () => void 
         <input value={propValue} onChange={(e) => setPropValue(e.target.value)} disabled={!propKey.trim()} />
       </label>
       <label>
+        In cohort (optional)
+        <select value={cohort} onChange={(e) => setCohort(e.target.value)}>
+          <option value="">Any</option>
+          {cohorts.data?.results.map((c) => (
+            <option key={c.id} value={c.id}>
+              {c.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <label>
         Variants (comma-separated, optional)
         <input value={variants} onChange={(e) => setVariants(e.target.value)} placeholder="control, test" />
       </label>
@@ -208,15 +263,20 @@ function NewFlag({ projectId, onDone }: { projectId: number; onDone: () => void 
         Payload (JSON, optional)
         <input value={payload} onChange={(e) => setPayload(e.target.value)} placeholder='{"color": "blue"}' />
       </label>
-      {(formError || create.error) && (
+      {(formError || save.error) && (
         <div className="error" role="alert">
-          {formError ?? errorText(create.error)}
+          {formError ?? errorText(save.error)}
         </div>
       )}
       <div>
-        <button type="submit" className="primary" disabled={create.isPending}>
-          {create.isPending ? 'Creating…' : 'Create flag'}
-        </button>
+        <button type="submit" className="primary" disabled={save.isPending}>
+          {save.isPending ? 'Saving…' : flag ? 'Save flag' : 'Create flag'}
+        </button>{' '}
+        {flag && (
+          <button type="button" onClick={onDone}>
+            Cancel
+          </button>
+        )}
       </div>
     </form>
   );
