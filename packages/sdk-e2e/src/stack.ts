@@ -82,6 +82,10 @@ export async function startSettStack(): Promise<SettStack> {
         DATABASE_URL: db.url,
         KAFKA_BROKERS: '', // start.ts starts its own development broker, as `pnpm start` does
         SETT_STARTED_NOTE: '', // the shared Postgres and Redis are not this stack's to stop
+        // Every test stack signs in from 127.0.0.1 against the same Redis, where failed sign-ins
+        // are counted per address for 15 minutes: the browser tests' deliberate failures must not
+        // add up to a lockout across runs. (The lockout itself: services/management sessions tests.)
+        LOGIN_MAX_FAILURES_PER_IP: '100000',
         HOST: '127.0.0.1',
         SETT_PORT: String(ports.edge),
         MANAGEMENT_PORT: String(ports.management),

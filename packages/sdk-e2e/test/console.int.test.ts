@@ -3,7 +3,6 @@
 // made for the first user, see an event sent through capture arrive in Live events and filter
 // it, log out; then turn two-factor authentication on and sign in with a TOTP code. Each page is
 // saved as a screenshot under test-output/console/ at 1280 and 390 pixels wide.
-import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -16,7 +15,6 @@ jest.setTimeout(180_000);
 /** The page's cookies, read inside page.evaluate (this file is compiled without the DOM types). */
 declare const document: { cookie: string };
 
-const CLI = path.resolve(__dirname, '../../cli/src/main.ts');
 const SHOTS = path.resolve(__dirname, '../../../test-output/console');
 
 let stack: SettStack;
@@ -368,40 +366,25 @@ it('signs in with a second factor once 2FA is on', async () => {
   );
 });
 
-it('refuses a member the owner-only page and its actions', async () => {
-  const { rows } = await stack.pool.query<{ slug: string }>(
-    `SELECT slug FROM organizations ORDER BY created_at LIMIT 1`,
-  );
+it('invites a member by link; the member signs up there and is refused the owner-only page', async () => {
   const email = `member-${randomUUID().slice(0, 8)}@sett.test`;
-  await new Promise<void>((resolve, reject) => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        CLI,
-        'users',
-        'create',
-        '--email',
-        email,
-        '--org',
-        rows[0]!.slug,
-        '--level',
-        'member',
-        '--with-password',
-      ],
-      { env: { ...process.env, DATABASE_URL: stack.db.url }, stdio: ['pipe', 'ignore', 'pipe'] },
-    );
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`sett users create: ${code} ${err}`)),
-    );
-    child.stdin.end('member password 1\n');
-  });
+  // The owner (signed in since the last test) makes the link.
+  await page.getByRole('link', { name: 'Organization' }).click();
+  await page.getByLabel('Email to invite').fill(email);
+  await page.getByRole('button', { name: 'Create invite link' }).click();
+  const linkField = page.getByLabel(/Invite link for/);
+  await linkField.waitFor();
+  const link = await linkField.inputValue();
+  expect(link).toMatch(/\/#\/signup\/[0-9a-f-]{36}$/);
   await page.getByRole('button', { name: 'Log out' }).click();
   await page.getByRole('heading', { name: 'Sign in to Sett' }).waitFor();
-  await signIn(email, 'member password 1');
+
+  await page.goto(link);
+  await page.getByRole('heading', { name: 'Join Sett' }).waitFor();
+  expect(await page.getByText(`as ${email}`).isVisible()).toBe(true);
+  await shot('signup');
+  await page.getByLabel(/Choose a password/).fill('member password 1');
+  await page.getByRole('button', { name: 'Create account' }).click();
   await page.getByRole('button', { name: 'Log out' }).waitFor();
   await page.getByRole('link', { name: 'Organization' }).click();
   await page

@@ -43,6 +43,7 @@ import { createResultCache } from './query/result-cache';
 import { createQueryRunner } from './query/run-query';
 import { managementRoutes } from './routes';
 import { findConsoleDir, loadConsoleFiles } from './console/console-files';
+import { createInviteService } from './invites/invite-service';
 import { createSessionAuthenticator } from './sessions/session-auth';
 import { createSessionStore } from './sessions/session-store';
 import { createSignIn } from './sessions/sign-in';
@@ -146,6 +147,7 @@ export function createManagementApp(deps: ManagementDeps): RouteApp {
     payloadKey,
     users: createUserService(prisma, pool, credentialKeys, memberCounts),
     sessions,
+    invites: createInviteService(prisma),
     // The workspace's apps/console/dist, which the image keeps at the same place.
     console: loadConsoleFiles(
       findConsoleDir([config.consoleDir ?? path.resolve(__dirname, '../../../apps/console/dist')]),

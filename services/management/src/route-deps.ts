@@ -19,6 +19,7 @@ import type { QueryRunner } from './query/run-query';
 import type { UserService } from './users/user-service';
 import type { CookiePolicy } from './sessions/cookies';
 import type { ConsoleFiles } from './console/console-files';
+import type { InviteService } from './invites/invite-service';
 import type { SessionStore } from './sessions/session-store';
 import type { SignIn } from './sessions/sign-in';
 
@@ -33,6 +34,7 @@ export interface ManagementRouteDeps {
   users: UserService;
   /** The web console's built files (console/), served at `/`. */
   console: ConsoleFiles;
+  invites: InviteService;
   /** Browser sessions (sessions/): the store, signing in, and how their cookies are set. */
   sessions: SessionStore;
   signIn: SignIn;

@@ -25,6 +25,7 @@ import { personalApiKeyRoutes } from './personal-api-keys/personal-api-key-route
 import { schemaRoutes } from './openapi/schema-routes';
 import { sessionRoutes } from './sessions/session-routes';
 import { consoleRoutes } from './console/console-routes';
+import { inviteRoutes } from './invites/invite-routes';
 import type { ManagementRouteDeps } from './route-deps';
 
 const PROJECT_PATH = '/api/projects/:project_id';
@@ -66,6 +67,7 @@ export const managementRoutes: RouteTable<ManagementRouteDeps> = {
     ...personalApiKeyRoutes,
     ...schemaRoutes,
     ...sessionRoutes,
+    ...inviteRoutes,
     ...consoleRoutes,
   ]),
 };

@@ -1,8 +1,9 @@
 // The organization's members and their roles: admins and owners change roles and remove members
 // (the API decides, the page follows its answer); anyone else is told plainly that this page is
 // not theirs, as the API would refuse them.
+import { useState } from 'react';
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { api, LEVEL_NAMES, type List, type Member, type Organization as Org } from '../api';
+import { api, errorText, LEVEL_NAMES, type List, type Member, type Organization as Org } from '../api';
 import { ErrorNote, Skeleton } from '../ui';
 
 const ADMIN = 8;
@@ -42,6 +43,9 @@ export function Organization({ myEmail }: { myEmail: string }) {
           {LEVEL_NAMES[level] ?? 'none'}.
         </div>
       ) : (
+        <Invites myLevel={level} />
+      )}
+      {level >= ADMIN && (
         <div className="card stack" aria-label="Members">
           <h2>Members and roles</h2>
           {(setLevel.error || remove.error) && <ErrorNote error={(setLevel.error ?? remove.error)!} />}
@@ -90,5 +94,100 @@ export function Organization({ myEmail }: { myEmail: string }) {
         </div>
       )}
     </section>
+  );
+}
+
+interface Invite {
+  id: string;
+  target_email: string;
+  level: number;
+  is_expired: boolean;
+}
+
+/** Invite links: Sett sends no email, so the admin hands the link over. */
+function Invites({ myLevel }: { myLevel: number }) {
+  const client = useQueryClient();
+  const [email, setEmail] = useState('');
+  const [level, setLevel] = useState(1);
+  const invites = useQuery({
+    queryKey: ['invites'],
+    queryFn: () => api<Invite[]>('GET', '/api/organizations/@current/invites/'),
+  });
+  const create = useMutation({
+    mutationFn: () =>
+      api<Invite>('POST', '/api/organizations/@current/invites/', { target_email: email.trim(), level }),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['invites'] }),
+  });
+  const revoke = useMutation({
+    mutationFn: (id: string) => api('DELETE', `/api/organizations/@current/invites/${id}/`),
+    onSuccess: () => client.invalidateQueries({ queryKey: ['invites'] }),
+  });
+  const link = (id: string) => `${window.location.origin}/#/signup/${id}`;
+  return (
+    <div className="card stack" aria-label="Invites">
+      <h2>Invite someone</h2>
+      <form
+        className="inline-form"
+        onSubmit={(e) => {
+          e.preventDefault();
+          create.mutate();
+        }}
+      >
+        <label>
+          Email to invite
+          <input type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />
+        </label>
+        <label>
+          Role
+          <select value={level} onChange={(e) => setLevel(Number(e.target.value))}>
+            {[1, 8, 15]
+              .filter((l) => l <= myLevel)
+              .map((l) => (
+                <option key={l} value={l}>
+                  {LEVEL_NAMES[l]}
+                </option>
+              ))}
+          </select>
+        </label>
+        <button type="submit" disabled={create.isPending}>
+          {create.isPending ? 'Inviting…' : 'Create invite link'}
+        </button>
+      </form>
+      {(create.error || revoke.error) && (
+        <div className="error" role="alert">
+          {errorText(create.error ?? revoke.error)}
+        </div>
+      )}
+      {create.data && (
+        <label>
+          Invite link for {create.data.target_email} (valid 3 days, once): send it to them
+          <input readOnly value={link(create.data.id)} onFocus={(e) => e.target.select()} />
+        </label>
+      )}
+      {invites.data && invites.data.length > 0 && (
+        <table className="table" aria-label="Open invites">
+          <tbody>
+            {invites.data.map((i) => (
+              <tr key={i.id}>
+                <td>{i.target_email}</td>
+                <td className="muted">
+                  {LEVEL_NAMES[i.level]}
+                  {i.is_expired ? ' · expired' : ''}
+                </td>
+                <td>
+                  <button
+                    type="button"
+                    onClick={() => revoke.mutate(i.id)}
+                    aria-label={`Revoke the invite of ${i.target_email}`}
+                  >
+                    Revoke
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </div>
   );
 }
