@@ -127,6 +127,51 @@ export async function createOrganization(opts: OrgCreateOptions) {
   };
 }
 
+export interface ProjectCreateOptions extends DbOptions {
+  redisUrl: string;
+  name?: string;
+  org?: string;
+  timezone?: string;
+}
+
+/** Whether Intl knows the IANA time zone (what the query engine buckets days in). */
+function validTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `sett projects create`: a new project in an organization (by id or slug), with its own key. */
+export async function createProjectCommand(opts: ProjectCreateOptions) {
+  const name = (opts.name ?? '').trim();
+  if (!name || name.length > 200) throw new CliError('--name is required (at most 200 characters)');
+  if (!opts.org) throw new CliError('--org is required (an organization id or slug, see `sett orgs list`)');
+  const timezone = (opts.timezone ?? 'UTC').trim();
+  if (!validTimeZone(timezone))
+    throw new CliError(`--timezone must be an IANA time zone such as Europe/Berlin; got "${timezone}"`);
+  const orgRef = opts.org.trim();
+  const team = await withPrisma(opts, async (prisma) => {
+    const org = await prisma.organization.findFirst({
+      where: isUuid(orgRef) ? { id: orgRef.toLowerCase() } : { slug: orgRef },
+    });
+    if (!org) throw new CliError(`no organization with id or slug "${orgRef}"`);
+    return prisma.team.create({
+      data: { organizationId: org.id, name, timezone, apiToken: generateProjectToken() },
+    });
+  });
+  await publishToken(opts.redisUrl, team);
+  return {
+    project_id: team.id,
+    project_api_key: team.apiToken,
+    organization_id: team.organizationId,
+    name: team.name,
+    timezone: team.timezone,
+  };
+}
+
 async function publishToken(
   redisUrl: string,
   team: { id: number; apiToken: string; organizationId: string },

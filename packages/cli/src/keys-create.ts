@@ -10,11 +10,13 @@ export interface CreateKeyOptions {
   userUuid: string;
   scopes: string[];
   label?: string;
+  /** Project ids the key is limited to (scoped_teams); none: every project of the user. */
+  projects?: number[];
 }
 
 export async function createPersonalKey(
   opts: CreateKeyOptions,
-): Promise<{ personal_api_key: string; scopes: string[] }> {
+): Promise<{ personal_api_key: string; scopes: string[]; scoped_teams: string }> {
   const bad = opts.scopes.filter((s) => !isScope(s));
   if (opts.scopes.length === 0) throw new CliError('--scopes is required (comma separated, or "*")');
   if (bad.length) throw new CliError(`unknown scope(s): ${bad.join(', ')}`);
@@ -24,6 +26,15 @@ export async function createPersonalKey(
   try {
     const user = await prisma.user.findUnique({ where: { uuid: opts.userUuid } });
     if (!user) throw new CliError(`no user with uuid ${opts.userUuid}`);
+    const projects = [...new Set(opts.projects ?? [])];
+    for (const id of projects) {
+      const team = await prisma.team.findFirst({ where: { id, deletedAt: null } });
+      if (!team) throw new CliError(`no project ${id}`);
+      const member = await prisma.organizationMembership.findUnique({
+        where: { organizationId_userId: { organizationId: team.organizationId, userId: user.id } },
+      });
+      if (!member) throw new CliError(`the user is not a member of project ${id}'s organization`);
+    }
     const value = generatePersonalApiKey();
     await prisma.personalApiKey.create({
       data: {
@@ -33,9 +44,14 @@ export async function createPersonalKey(
         secureValue: hashPersonalApiKey(value),
         maskValue: maskKey(value),
         scopes: [...new Set(opts.scopes)],
+        scopedTeams: projects,
       },
     });
-    return { personal_api_key: value, scopes: [...new Set(opts.scopes)] };
+    return {
+      personal_api_key: value,
+      scopes: [...new Set(opts.scopes)],
+      scoped_teams: projects.length ? projects.join(',') : 'all',
+    };
   } finally {
     await prisma.$disconnect();
   }

@@ -3,7 +3,14 @@
 // With --json only the JSON result goes to stdout; messages go to stderr.
 import { parseArgs } from 'node:util';
 import { buildInfo, loadConfigOrExit } from '@sett/config';
-import { createOrganization, createUser, listOrganizations, setPassword, setStaff } from './accounts';
+import {
+  createOrganization,
+  createProjectCommand,
+  createUser,
+  listOrganizations,
+  setPassword,
+  setStaff,
+} from './accounts';
 import { readNewPassword } from './password-input';
 import { bootstrap } from './bootstrap';
 import { CliError, createPersonalKey } from './keys-create';
@@ -18,6 +25,7 @@ const USAGE = `usage:
   sett orgs create --name NAME --owner-email E [--project NAME] [--json]
   sett orgs list [--json]
   sett projects list [--org ORG_ID_OR_SLUG] [--json]
+  sett projects create --name NAME --org ORG_ID_OR_SLUG [--timezone Europe/Berlin] [--json]
   sett projects set --id ID [--anonymize-ips on|off] [--geoip on|off] [--json]
   sett users list [--json]
   sett users create --email E --org ORG_ID_OR_SLUG [--level member|admin|owner] [--first-name N]
@@ -26,7 +34,8 @@ const USAGE = `usage:
       (--with-password and set-password prompt on a terminal, or read the first line of stdin;
        a password is never an argument. set-password ends the user's browser sessions.)
   sett users set-staff --email E (--on | --off) [--json]
-  sett keys create --user UUID --scopes user:read,early_access_feature:write,... [--label L] [--json]
+  sett keys create --user UUID --scopes feature_flag:read,query:read,... [--project ID,...] [--label L] [--json]
+      (prints the key once; --project limits it to those projects; an unknown scope is named)
   sett keys list [--user UUID] [--json]              (ids and masks only: keys are never stored)
   sett import --file FILE --api-key phc_... [--format posthog|mixpanel|amplitude] [--url http://127.0.0.1:8000]
               [--dry-run] [--resume] [--allow-rejects] [--rejects FILE] [--checkpoint FILE]
@@ -105,6 +114,7 @@ function parseOptions(argv: string[]) {
       id: { type: 'string' },
       'anonymize-ips': { type: 'string' },
       geoip: { type: 'string' },
+      timezone: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
       version: { type: 'boolean', short: 'V' },
     },
@@ -156,6 +166,19 @@ async function run(
         process.stdout.write(
           `${o.id}  ${o.slug.padEnd(30)} members ${String(o.members).padStart(4)}  projects ${String(o.projects).padStart(3)}  ${o.name}\n`,
         );
+    return;
+  }
+  if (command === 'projects' && sub === 'create') {
+    print(
+      values.json,
+      await createProjectCommand({
+        databaseUrl: config.databaseUrl,
+        redisUrl: config.redisUrl,
+        name: values.name,
+        org: values.org,
+        timezone: values.timezone,
+      }),
+    );
     return;
   }
   if (command === 'projects' && sub === 'list') {
@@ -258,6 +281,14 @@ async function run(
         .map((s) => s.trim())
         .filter(Boolean),
       label: values.label,
+      projects: values.project
+        ? values.project.split(',').map((p) => {
+            const id = Number(p.trim());
+            if (!Number.isInteger(id) || id < 1)
+              throw new CliError(`--project takes project ids; got "${p}"`);
+            return id;
+          })
+        : undefined,
     });
     print(values.json, r);
     return;

@@ -146,6 +146,76 @@ describe('sett CLI', () => {
       child.stdin.end(input);
     });
 
+  it('creates a project in an organization, and a key limited to it', async () => {
+    const org = (
+      JSON.parse((await sett('orgs', 'list', '--json')).stdout) as { id: string; slug: string }[]
+    )[0]!;
+    const project = JSON.parse(
+      (
+        await sett(
+          'projects',
+          'create',
+          '--name',
+          'Mobile',
+          '--org',
+          org.slug,
+          '--timezone',
+          'Europe/Berlin',
+          '--json',
+        )
+      ).stdout,
+    ) as { project_id: number; project_api_key: string; timezone: string };
+    expect(project).toMatchObject({
+      timezone: 'Europe/Berlin',
+      project_api_key: expect.stringMatching(/^phc_/),
+    });
+    const team = await prisma.team.findUniqueOrThrow({ where: { id: project.project_id } });
+    expect(team).toMatchObject({ name: 'Mobile', organizationId: org.id, timezone: 'Europe/Berlin' });
+    // Capture and decide find the new project's token in Redis.
+    const ref = decodeProjectRef(await redis.get(redisKeys.token(project.project_api_key)));
+    expect(ref).toMatchObject({ teamId: project.project_id });
+    await expect(
+      sett('projects', 'create', '--name', 'X', '--org', org.slug, '--timezone', 'Mars/Base'),
+    ).rejects.toThrow(/IANA time zone/);
+
+    const owner = await prisma.organizationMembership.findFirstOrThrow({
+      where: { organizationId: org.id },
+      include: { user: true },
+    });
+    const key = JSON.parse(
+      (
+        await sett(
+          'keys',
+          'create',
+          '--user',
+          owner.user.uuid,
+          '--scopes',
+          'feature_flag:read',
+          '--project',
+          String(project.project_id),
+          '--json',
+        )
+      ).stdout,
+    ) as { personal_api_key: string; scoped_teams: string };
+    expect(key.scoped_teams).toBe(String(project.project_id));
+    const row = await prisma.personalApiKey.findUniqueOrThrow({
+      where: { secureValue: hashPersonalApiKey(key.personal_api_key) },
+    });
+    expect(row.scopedTeams).toEqual([project.project_id]);
+    await expect(
+      sett(
+        'keys',
+        'create',
+        '--user',
+        owner.user.uuid,
+        '--scopes',
+        'feature_flag:read',
+        '--project',
+        '999999',
+      ),
+    ).rejects.toThrow(/no project 999999/);
+  });
+
   it('sets a password from stdin, never from an argument, and ends the sessions', async () => {
     const org = (
       JSON.parse((await sett('orgs', 'list', '--json')).stdout) as { id: string; slug: string }[]
