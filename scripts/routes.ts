@@ -6,6 +6,7 @@
 // deploy/nginx/nginx.conf (its generated blocks), deploy/caddy/Caddyfile, deploy/k8s/ingress.yaml,
 // docs/openapi.json, docs/compatibility.md and the endpoint table of docs/interface.md. Limits and deadlines come from the services'
 // configuration defaults (@sett/config), so the proxies hold what the services hold.
+import { SCOPES } from '@sett/keys';
 import fs from 'node:fs';
 import path from 'node:path';
 import prettier from 'prettier';
@@ -23,6 +24,7 @@ import {
   POSTHOG_ENDPOINTS,
   renderCaddyfile,
   renderCompatibility,
+  renderScopes,
   renderDevEdgeTable,
   renderIngress,
   renderInterfaceTable,
@@ -142,6 +144,7 @@ async function main() {
     ['docs/openapi.json', `${JSON.stringify(openapi, null, 2)}\n`],
     ['docs/interface.md', interfaceDoc],
     ['docs/compatibility.md', renderCompatibility({ routes: compatRoutes, posthog: POSTHOG_ENDPOINTS })],
+    ['docs/scopes.md', renderScopes(tables, SCOPES)],
   ];
   const stale: string[] = [];
   for (const [rel, raw] of outputs) {

@@ -44,10 +44,29 @@ function cell(text: string): string {
   return text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 }
 
+/** The summary's area of a PostHog path: SDKs, or the resource under a project, an organization
+ * or /api/ (`feature_flags`, `organizations/members`, `users`). */
+function areaOf(e: PosthogEndpoint): string {
+  if (e.area === 'public') return 'SDK endpoints';
+  const parts = e.path.split('/').filter((p) => p && p !== '…');
+  if ((parts[1] === 'projects' || parts[1] === 'environments') && parts[2]?.startsWith('{') && parts[3])
+    return parts[3];
+  if (parts[1] === 'organizations' && parts[2]?.startsWith('{') && parts[3])
+    return `organizations/${parts[3]}`;
+  return parts[1] ?? '/';
+}
+
 export function renderCompatibility(input: CompatibilityInput): string {
   const matched = new Set<CompatRoute>();
   const rows = { public: [] as string[], management: [] as string[] };
   const counts = { served: 0, differs: 0, missing: 0 };
+  const byArea = new Map<string, { served: number; differs: number; missing: number }>();
+  const tally = (e: PosthogEndpoint, kind: 'served' | 'differs' | 'missing') => {
+    const area = areaOf(e);
+    const c = byArea.get(area) ?? { served: 0, differs: 0, missing: 0 };
+    c[kind]++;
+    byArea.set(area, c);
+  };
   for (const e of input.posthog) {
     const subtree = e.path.endsWith('/…');
     if (subtree) {
@@ -61,6 +80,7 @@ export function renderCompatibility(input: CompatibilityInput): string {
       const more = served.length > SUBTREE_SHOWN ? ` and ${served.length - SUBTREE_SHOWN} more` : '';
       const what = inside.length === 0 ? 'not served' : `partly served: ${shown}${more}`;
       if (inside.length === 0) counts.missing++;
+      tally(e, inside.length === 0 ? 'missing' : 'differs');
       rows[e.area].push(`| all | \`${e.path}\` | ${cell(e.summary)} | ${cell(what)} |`);
       continue;
     }
@@ -70,9 +90,17 @@ export function renderCompatibility(input: CompatibilityInput): string {
       let what = 'not served';
       if (hits.length > 0) {
         what = [...new Set(hits.map(status))].join('; ');
-        if (hits.some((h) => h.compat?.posthog === 'differs')) counts.differs++;
-        else counts.served++;
-      } else counts.missing++;
+        if (hits.some((h) => h.compat?.posthog === 'differs')) {
+          counts.differs++;
+          tally(e, 'differs');
+        } else {
+          counts.served++;
+          tally(e, 'served');
+        }
+      } else {
+        counts.missing++;
+        tally(e, 'missing');
+      }
       rows[e.area].push(`| ${method} | \`${e.path}\` | ${cell(e.summary)} | ${cell(what)} |`);
     }
   }
@@ -104,6 +132,18 @@ export function renderCompatibility(input: CompatibilityInput): string {
     '',
     `Of the endpoints listed one by one: ${counts.served} served, ${counts.differs} served with differences, ` +
       `and ${counts.missing} endpoints or subtrees not served.`,
+    '',
+    '## Summary by area',
+    '',
+    'Each row counts methods of endpoints (a subtree counts once, as "with differences" when part of it is served).',
+    '',
+    '| area | served | with differences | not served |',
+    '|---|---|---|---|',
+    ...[...byArea]
+      .sort(([a], [b]) =>
+        a === 'SDK endpoints' ? -1 : b === 'SDK endpoints' ? 1 : a < b ? -1 : a > b ? 1 : 0,
+      )
+      .map(([area, c]) => `| ${cell(area)} | ${c.served} | ${c.differs} | ${c.missing} |`),
     '',
   ];
   if (input.pending?.length) {

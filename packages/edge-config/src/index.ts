@@ -12,3 +12,4 @@ export { POSTHOG_ENDPOINTS } from './posthog-endpoints';
 export type { PosthogEndpoint } from './posthog-endpoints';
 export { createUnservedMatcher, unservedDetail } from './unserved';
 export type { UnservedMatcher } from './unserved';
+export { renderScopes } from './scopes-table';
