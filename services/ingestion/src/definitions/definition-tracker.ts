@@ -8,7 +8,8 @@
 // event, nothing built per property); only the rest go to Postgres, in ONE
 // statement per batch (three INSERT ... ON CONFLICT in one round trip), and none when nothing is
 // new, which is the steady state. Re-writing a name after refreshMs moves its last_seen_at on.
-// Rows are sorted, so two workers upserting overlapping names lock them in the same order.
+// Rows are sorted, so two workers upserting overlapping names lock them in the same order; within
+// one worker, batches are tracked one at a time.
 //
 // Never in the way of events: it runs after the batch is committed, a failure is logged and
 // the keys are not remembered, so the next batch carrying them tries again. Names longer than
@@ -147,119 +148,130 @@ export function createDefinitionTracker(opts: DefinitionTrackerOptions): Definit
   const now = opts.now ?? Date.now;
   const memory = new Memory(opts.rememberMax ?? REMEMBER_MAX, refreshMs);
 
+  // One batch's check and upsert at a time: the batch lanes start with the same new names, and a
+  // lane that waits for the other's upsert then finds them remembered and writes nothing (instead
+  // of upserting the same rows at once and waiting on their locks anyway).
+  let previous: Promise<void> = Promise.resolve();
+
   return {
-    async track(events, groupTypes) {
-      const t = now();
-      // What this batch writes, deduplicated (keys hold NULs, which no recorded name contains).
-      const eventNames = new Map<string, [number, string]>();
-      const properties = new Map<string, PropertyRow>();
-      const eventProperties = new Map<string, [number, string, string]>();
-
-      const addProperty = (
-        teamId: number,
-        kind: number,
-        groupTypeIndex: number,
-        name: string,
-        value: unknown,
-      ) => {
-        const key = `${teamId}\u0000${kind}\u0000${groupTypeIndex}\u0000${name}`;
-        const known = properties.get(key);
-        if (!known)
-          properties.set(key, { teamId, kind, groupTypeIndex, name, type: inferPropertyType(name, value) });
-        else if (known.type === null) known.type = inferPropertyType(name, value);
-      };
-
-      const addOwnerProperties = (
-        teamId: number,
-        kind: number,
-        groupTypeIndex: number,
-        values: Record<string, unknown>,
-      ) => {
-        const names = memory.scope(
-          teamId,
-          kind === PROPERTY_KIND.person ? PERSON : groupScope(groupTypeIndex),
-        );
-        let seen = 0;
-        for (const name in values) {
-          if (++seen > MAX_KEYS_PER_EVENT) break;
-          if (memory.isFresh(names, name, t) || HIDDEN.has(name) || !recordable(name)) continue;
-          addProperty(teamId, kind, groupTypeIndex, name, values[name]);
-        }
-      };
-
-      for (const e of events) {
-        if (!recordable(e.event)) continue;
-        if (!memory.isFresh(memory.scope(e.teamId, EVENTS), e.event, t))
-          eventNames.set(`${e.teamId}\u0000${e.event}`, [e.teamId, e.event]);
-        // An event property is remembered with its event: fresh there means its definition and
-        // its pair with the event are both stored.
-        const seenOnEvent = memory.scope(e.teamId, eventScope(e.event));
-        let seen = 0;
-        for (const name in e.properties) {
-          if (++seen > MAX_KEYS_PER_EVENT) break;
-          if (memory.isFresh(seenOnEvent, name, t) || HIDDEN.has(name) || !recordable(name)) continue;
-          addProperty(e.teamId, PROPERTY_KIND.event, -1, name, e.properties[name]);
-          eventProperties.set(`${e.teamId}\u0000${e.event}\u0000${name}`, [e.teamId, e.event, name]);
-        }
-        if (e.processPerson) {
-          const { $set, $set_once: setOnce } = e.properties;
-          if (isObject($set)) addOwnerProperties(e.teamId, PROPERTY_KIND.person, -1, $set);
-          if (isObject(setOnce)) addOwnerProperties(e.teamId, PROPERTY_KIND.person, -1, setOnce);
-        }
-        if (e.event === '$groupidentify' && isObject(e.properties.$group_set)) {
-          const type = e.properties.$group_type;
-          const index = typeof type === 'string' ? groupTypes.get(e.teamId)?.get(type) : undefined;
-          if (index !== undefined)
-            addOwnerProperties(e.teamId, PROPERTY_KIND.group, index, e.properties.$group_set);
-        }
-      }
-      if (eventNames.size === 0 && properties.size === 0 && eventProperties.size === 0) return;
-
-      const names = [...eventNames.values()].sort((a, b) => a[0] - b[0] || byText(a[1], b[1]));
-      const props = [...properties.values()].sort(
-        (a, b) =>
-          a.teamId - b.teamId ||
-          a.kind - b.kind ||
-          a.groupTypeIndex - b.groupTypeIndex ||
-          byText(a.name, b.name),
-      );
-      const pairs = [...eventProperties.values()].sort(
-        (a, b) => a[0] - b[0] || byText(a[1], b[1]) || byText(a[2], b[2]),
-      );
-      const { rows } = await opts.pool.query<{
-        events: number;
-        properties: number;
-        event_properties: number;
-      }>(UPSERT_SQL, [
-        names.map((n) => n[0]),
-        names.map((n) => n[1]),
-        props.map((p) => p.teamId),
-        props.map((p) => p.kind),
-        props.map((p) => p.groupTypeIndex),
-        props.map((p) => p.name),
-        props.map((p) => p.type),
-        pairs.map((p) => p[0]),
-        pairs.map((p) => p[1]),
-        pairs.map((p) => p[2]),
-      ]);
-      // Remembered only once stored: a failed write is tried again by the next batch.
-      for (const [teamId, name] of names) memory.remember(teamId, EVENTS, name, t);
-      for (const [teamId, event, name] of pairs) memory.remember(teamId, eventScope(event), name, t);
-      for (const p of props)
-        if (p.kind !== PROPERTY_KIND.event)
-          memory.remember(
-            p.teamId,
-            p.kind === PROPERTY_KIND.person ? PERSON : groupScope(p.groupTypeIndex),
-            p.name,
-            t,
-          );
-      const written = rows[0];
-      if (written)
-        opts.onWritten?.({
-          events: written.events,
-          properties: written.properties,
-          eventProperties: written.event_properties,
-        });
+    track(events, groupTypes) {
+      const run = previous.then(() => trackNow(events, groupTypes));
+      previous = run.catch(() => undefined);
+      return run;
     },
   };
+
+  async function trackNow(
+    events: readonly TeamEvent[],
+    groupTypes: ReadonlyMap<number, GroupTypeMapping>,
+  ): Promise<void> {
+    const t = now();
+    // What this batch writes, deduplicated (keys hold NULs, which no recorded name contains).
+    const eventNames = new Map<string, [number, string]>();
+    const properties = new Map<string, PropertyRow>();
+    const eventProperties = new Map<string, [number, string, string]>();
+
+    const addProperty = (
+      teamId: number,
+      kind: number,
+      groupTypeIndex: number,
+      name: string,
+      value: unknown,
+    ) => {
+      const key = `${teamId}\u0000${kind}\u0000${groupTypeIndex}\u0000${name}`;
+      const known = properties.get(key);
+      if (!known)
+        properties.set(key, { teamId, kind, groupTypeIndex, name, type: inferPropertyType(name, value) });
+      else if (known.type === null) known.type = inferPropertyType(name, value);
+    };
+
+    const addOwnerProperties = (
+      teamId: number,
+      kind: number,
+      groupTypeIndex: number,
+      values: Record<string, unknown>,
+    ) => {
+      const names = memory.scope(teamId, kind === PROPERTY_KIND.person ? PERSON : groupScope(groupTypeIndex));
+      let seen = 0;
+      for (const name in values) {
+        if (++seen > MAX_KEYS_PER_EVENT) break;
+        if (memory.isFresh(names, name, t) || HIDDEN.has(name) || !recordable(name)) continue;
+        addProperty(teamId, kind, groupTypeIndex, name, values[name]);
+      }
+    };
+
+    for (const e of events) {
+      if (!recordable(e.event)) continue;
+      if (!memory.isFresh(memory.scope(e.teamId, EVENTS), e.event, t))
+        eventNames.set(`${e.teamId}\u0000${e.event}`, [e.teamId, e.event]);
+      // An event property is remembered with its event: fresh there means its definition and
+      // its pair with the event are both stored.
+      const seenOnEvent = memory.scope(e.teamId, eventScope(e.event));
+      let seen = 0;
+      for (const name in e.properties) {
+        if (++seen > MAX_KEYS_PER_EVENT) break;
+        if (memory.isFresh(seenOnEvent, name, t) || HIDDEN.has(name) || !recordable(name)) continue;
+        addProperty(e.teamId, PROPERTY_KIND.event, -1, name, e.properties[name]);
+        eventProperties.set(`${e.teamId}\u0000${e.event}\u0000${name}`, [e.teamId, e.event, name]);
+      }
+      if (e.processPerson) {
+        const { $set, $set_once: setOnce } = e.properties;
+        if (isObject($set)) addOwnerProperties(e.teamId, PROPERTY_KIND.person, -1, $set);
+        if (isObject(setOnce)) addOwnerProperties(e.teamId, PROPERTY_KIND.person, -1, setOnce);
+      }
+      if (e.event === '$groupidentify' && isObject(e.properties.$group_set)) {
+        const type = e.properties.$group_type;
+        const index = typeof type === 'string' ? groupTypes.get(e.teamId)?.get(type) : undefined;
+        if (index !== undefined)
+          addOwnerProperties(e.teamId, PROPERTY_KIND.group, index, e.properties.$group_set);
+      }
+    }
+    if (eventNames.size === 0 && properties.size === 0 && eventProperties.size === 0) return;
+
+    const names = [...eventNames.values()].sort((a, b) => a[0] - b[0] || byText(a[1], b[1]));
+    const props = [...properties.values()].sort(
+      (a, b) =>
+        a.teamId - b.teamId ||
+        a.kind - b.kind ||
+        a.groupTypeIndex - b.groupTypeIndex ||
+        byText(a.name, b.name),
+    );
+    const pairs = [...eventProperties.values()].sort(
+      (a, b) => a[0] - b[0] || byText(a[1], b[1]) || byText(a[2], b[2]),
+    );
+    const { rows } = await opts.pool.query<{
+      events: number;
+      properties: number;
+      event_properties: number;
+    }>(UPSERT_SQL, [
+      names.map((n) => n[0]),
+      names.map((n) => n[1]),
+      props.map((p) => p.teamId),
+      props.map((p) => p.kind),
+      props.map((p) => p.groupTypeIndex),
+      props.map((p) => p.name),
+      props.map((p) => p.type),
+      pairs.map((p) => p[0]),
+      pairs.map((p) => p[1]),
+      pairs.map((p) => p[2]),
+    ]);
+    // Remembered only once stored: a failed write is tried again by the next batch.
+    for (const [teamId, name] of names) memory.remember(teamId, EVENTS, name, t);
+    for (const [teamId, event, name] of pairs) memory.remember(teamId, eventScope(event), name, t);
+    for (const p of props)
+      if (p.kind !== PROPERTY_KIND.event)
+        memory.remember(
+          p.teamId,
+          p.kind === PROPERTY_KIND.person ? PERSON : groupScope(p.groupTypeIndex),
+          p.name,
+          t,
+        );
+    const written = rows[0];
+    if (written)
+      opts.onWritten?.({
+        events: written.events,
+        properties: written.properties,
+        eventProperties: written.event_properties,
+      });
+  }
 }

@@ -93,6 +93,20 @@ describe('definition tracker', () => {
     expect(calls[2]![1]).toEqual(['b']);
   });
 
+  it('tracks one batch at a time: two lanes with the same new names write them once', async () => {
+    const { pool, calls } = recordingPool();
+    const tracker = createDefinitionTracker({ pool, logger: createSilentLogger() });
+    const lane = [event(1, '$pageview', { $browser: 'Chrome', $current_url: '/' })];
+    await Promise.all([tracker.track(lane, new Map()), tracker.track(lane, new Map())]);
+    expect(calls).toHaveLength(1);
+    // A failed write does not stop the next batch from being tracked.
+    const failing = recordingPool(true);
+    const other = createDefinitionTracker({ pool: failing.pool, logger: createSilentLogger() });
+    const results = await Promise.allSettled([other.track(lane, new Map()), other.track(lane, new Map())]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected']);
+    expect(failing.calls).toHaveLength(2);
+  });
+
   it('forgets nothing it failed to write: the next batch tries again', async () => {
     const failing = recordingPool(true);
     const tracker = createDefinitionTracker({ pool: failing.pool, logger: createSilentLogger() });
