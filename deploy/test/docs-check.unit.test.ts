@@ -1,8 +1,9 @@
 // The docs check: what README.md and the pages under docs/ (and the services' and deploy's
 // READMEs) say about the repository is checked against it, so a rename or a removed setting fails
 // CI instead of leaving a page that misleads: every repository path they cite exists, every
-// environment variable they name is one the code reads, and none cites an issue number or the
-// machine a figure was taken on as "this machine".
+// environment variable they name is one the code reads, every metric they name is one the code
+// registers, and none cites an issue number or the machine a figure was taken on as "this
+// machine".
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -53,6 +54,23 @@ it('every environment variable the docs name is one the code reads', () => {
   for (const { where, line } of lines())
     for (const m of line.matchAll(/`([A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+)(?:=[^`]*)?`/g))
       if (!known.has(m[1]!)) unknown.push(`${where}: ${m[1]}`);
+  expect(unknown).toEqual([]);
+});
+
+it('every metric the docs name is one the code registers', () => {
+  const code = ls('*.ts')
+    .filter((f) => !f.includes('/test/') && !f.startsWith('bench/'))
+    .map(read)
+    .join('\n');
+  const unknown: string[] = [];
+  const METRIC = /`((?:sett|management|http)_[a-z0-9_]+)(?:\{[^`]*\})?`/g;
+  for (const { where, line } of lines())
+    for (const m of line.matchAll(METRIC)) {
+      // A histogram's series carry suffixes its declaration does not.
+      const base = m[1]!.replace(/_(bucket|sum|count)$/, '');
+      if (!code.includes(`'${m[1]}'`) && !code.includes(`'${base}'`) && !code.includes(`\`${base}`))
+        unknown.push(`${where}: ${m[1]}`);
+    }
   expect(unknown).toEqual([]);
 });
 
