@@ -25,6 +25,8 @@ import {
   renderCaddyfile,
   renderCompatibility,
   renderScopes,
+  renderMetrics,
+  scanMetrics,
   renderDevEdgeTable,
   renderIngress,
   renderInterfaceTable,
@@ -88,6 +90,23 @@ function settingsFor(tables: Record<EdgeService, Loaded>): EdgeSettings {
   };
 }
 
+/** Every metric declared in the services' and packages' sources (docs/metrics.md). */
+function metricDeclarations() {
+  const files: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(path.join(root, dir), { withFileTypes: true })) {
+      const rel = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (!['node_modules', 'test', 'generated', 'dist'].includes(entry.name)) walk(rel);
+      } else if (entry.name.endsWith('.ts')) files.push(rel);
+    }
+  };
+  for (const top of ['services', 'packages']) walk(top);
+  return files.flatMap((f) =>
+    scanMetrics(f.split(path.sep).join('/'), fs.readFileSync(path.join(root, f), 'utf8')),
+  );
+}
+
 async function format(file: string, text: string): Promise<string> {
   const info = await prettier.getFileInfo(file, { ignorePath: path.join(root, '.prettierignore') });
   if (info.ignored || !info.inferredParser) return text;
@@ -145,6 +164,7 @@ async function main() {
     ['docs/interface.md', interfaceDoc],
     ['docs/compatibility.md', renderCompatibility({ routes: compatRoutes, posthog: POSTHOG_ENDPOINTS })],
     ['docs/scopes.md', renderScopes(tables, SCOPES)],
+    ['docs/metrics.md', renderMetrics(metricDeclarations())],
   ];
   const stale: string[] = [];
   for (const [rel, raw] of outputs) {

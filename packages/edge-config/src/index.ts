@@ -13,3 +13,5 @@ export type { PosthogEndpoint } from './posthog-endpoints';
 export { createUnservedMatcher, unservedDetail } from './unserved';
 export type { UnservedMatcher } from './unserved';
 export { renderScopes } from './scopes-table';
+export { renderMetrics, scanMetrics } from './metrics-table';
+export type { MetricDeclaration } from './metrics-table';
