@@ -1,7 +1,7 @@
 // Who is signed in decides what shows: the sign-in form, or the console's shell with its pages.
-import { useEffect, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { api, ApiError, type Me } from './api';
+import { useHashPath } from './hash';
 import { Login } from './Login';
 import { Shell } from './Shell';
 import { Signup } from './Signup';
@@ -10,12 +10,7 @@ import { ErrorNote, Skeleton } from './ui';
 export function App() {
   const me = useQuery({ queryKey: ['me'], queryFn: () => api<Me>('GET', '/api/users/@me/') });
   // An invite link opened in a signed-out tab changes only the hash: follow it.
-  const [hash, setHash] = useState(window.location.hash);
-  useEffect(() => {
-    const onChange = () => setHash(window.location.hash);
-    window.addEventListener('hashchange', onChange);
-    return () => window.removeEventListener('hashchange', onChange);
-  }, []);
+  const hash = useHashPath();
   if (me.isPending)
     return (
       <main className="centered" aria-busy="true">
@@ -23,7 +18,7 @@ export function App() {
       </main>
     );
   if (me.error instanceof ApiError && me.error.status === 401) {
-    const invite = /^#\/signup\/([^/?]+)/.exec(hash)?.[1];
+    const invite = /^\/signup\/([^/?]+)/.exec(hash)?.[1];
     return invite ? <Signup inviteId={invite} /> : <Login />;
   }
   if (me.error) return <ErrorNote error={me.error} onRetry={() => void me.refetch()} />;

@@ -1,8 +1,9 @@
 // The signed-in console: a header with the project and the user, navigation, and the page the
 // URL's hash names (`#/events`). Pages for what the API cannot do yet are not shown.
-import { lazy, Suspense, useEffect, useState, type JSX } from 'react';
+import { lazy, Suspense, useState, type JSX } from 'react';
 import { useQueryClient } from '@tanstack/react-query';
 import { api, type Me } from './api';
+import { useHashPath } from './hash';
 import { Cohorts } from './pages/Cohorts';
 import { Flags } from './pages/Flags';
 import { LiveEvents } from './pages/LiveEvents';
@@ -44,20 +45,9 @@ const PAGES: Array<{
   },
 ];
 
-function useHashPath(): string {
-  const read = () => window.location.hash.replace(/^#/, '') || PAGES[0]!.path;
-  const [path, setPath] = useState(read);
-  useEffect(() => {
-    const onChange = () => setPath(read());
-    window.addEventListener('hashchange', onChange);
-    return () => window.removeEventListener('hashchange', onChange);
-  }, []);
-  return path;
-}
-
 export function Shell({ me }: { me: Me }) {
   const client = useQueryClient();
-  const path = useHashPath();
+  const path = useHashPath() || PAGES[0]!.path;
   const [error, setError] = useState<Error | null>(null);
   const page = PAGES.find((p) => path.startsWith(p.path)) ?? PAGES[0]!;
 

@@ -21,7 +21,8 @@ import { parsePage } from '../pagination/pagination';
 import { resolveProject, resolveReadableProjectId } from '../projects/project-access';
 import { abortOnClientGone, queryCallerFor } from '../query/query-caller';
 import { r, personal, listAnswer, itemId, PROJECT } from '../route-kit';
-import type { AuthContext } from '../auth/auth-context';
+import type { FastifyReply } from 'fastify';
+import type { QueryCaller } from '../query/run-query';
 import type { ManagementRouteDeps } from '../route-deps';
 import { MAX_INT4 } from '../validate';
 import {
@@ -31,7 +32,7 @@ import {
   resultsOf,
   type InsightRefresh,
 } from './insight-results';
-import { insightJson, type InsightWrite } from './insight-service';
+import { insightJson, type InsightWithRelations, type InsightWrite } from './insight-service';
 
 const nullableText = (maxLength: number) => ({ type: ['string', 'null'], maxLength }) as const;
 
@@ -130,8 +131,25 @@ const refreshQuery = { type: 'object', properties: { refresh: insightRefreshPara
 
 const LIST_RESULTS_MAX = 100;
 
-async function checkQuery(d: ManagementRouteDeps, auth: AuthContext, teamId: number, body: InsightWrite) {
-  if (body.query) await d.queries.check(await queryCallerFor(d.pool, auth.userId, teamId), body.query);
+/** The insight in PostHog's shape with its result, computed by `compute` (resultOf, or
+ * resultAfterWrite after a save) for the caller whose query was checked before the write. */
+async function answer(
+  d: ManagementRouteDeps,
+  caller: QueryCaller,
+  insight: InsightWithRelations,
+  refresh: unknown,
+  reply: FastifyReply,
+  compute: typeof resultOf,
+) {
+  return insightJson(
+    insight,
+    await compute(insight.query, {
+      caller,
+      queries: d.queries,
+      refresh: refresh as InsightRefresh | undefined,
+      signal: abortOnClientGone(reply),
+    }),
+  );
 }
 
 export const insightRoutes = [
@@ -211,19 +229,10 @@ export const insightRoutes = [
     },
     handler: async ({ params, query, body, auth, reply }, d) => {
       const team = await resolveProject(d.prisma, auth, params.project_id);
-      await checkQuery(d, auth, team.id, body as InsightWrite);
-      const insight = await d.insights.create(team.id, auth.userId, body as InsightWrite);
       const caller = await queryCallerFor(d.pool, auth.userId, team.id);
-      const refresh = query.refresh as InsightRefresh | undefined;
-      return insightJson(
-        insight,
-        await resultAfterWrite(insight.query, {
-          caller,
-          queries: d.queries,
-          refresh,
-          signal: abortOnClientGone(reply),
-        }),
-      );
+      if (body.query) await d.queries.check(caller, body.query);
+      const insight = await d.insights.create(team.id, auth.userId, body as InsightWrite);
+      return answer(d, caller, insight, query.refresh, reply, resultAfterWrite);
     },
   }),
   r({
@@ -239,16 +248,13 @@ export const insightRoutes = [
     handler: async ({ params, query, auth, reply }, d) => {
       const teamId = await resolveReadableProjectId(d.prisma, auth, params.project_id);
       const insight = await d.insights.load(teamId, itemId(params.id));
-      const caller = await queryCallerFor(d.pool, auth.userId, teamId);
-      const refresh = query.refresh as InsightRefresh | undefined;
-      return insightJson(
+      return answer(
+        d,
+        await queryCallerFor(d.pool, auth.userId, teamId),
         insight,
-        await resultOf(insight.query, {
-          caller,
-          queries: d.queries,
-          refresh,
-          signal: abortOnClientGone(reply),
-        }),
+        query.refresh,
+        reply,
+        resultOf,
       );
     },
   }),
@@ -270,20 +276,11 @@ export const insightRoutes = [
     },
     handler: async ({ params, query, body, auth, reply }, d) => {
       const team = await resolveProject(d.prisma, auth, params.project_id);
-      await checkQuery(d, auth, team.id, body as InsightWrite);
+      const caller = await queryCallerFor(d.pool, auth.userId, team.id);
+      if (body.query) await d.queries.check(caller, body.query);
       const insight = await d.insights.update(team.id, itemId(params.id), auth.userId, body as InsightWrite);
       if (insight.deleted) return insightJson(insight, undefined);
-      const caller = await queryCallerFor(d.pool, auth.userId, team.id);
-      const refresh = query.refresh as InsightRefresh | undefined;
-      return insightJson(
-        insight,
-        await resultAfterWrite(insight.query, {
-          caller,
-          queries: d.queries,
-          refresh,
-          signal: abortOnClientGone(reply),
-        }),
-      );
+      return answer(d, caller, insight, query.refresh, reply, resultAfterWrite);
     },
   }),
 ];

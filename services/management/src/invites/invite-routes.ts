@@ -1,9 +1,9 @@
 // Invites (/api/organizations/:id/invites/) and accepting one (/api/signup/:invite_id/), in
 // PostHog's shapes; accepting signs the new user in (the session cookies, as /api/login/ sets them).
-import { clientIp } from '@sett/http';
 import { arrayOf, dateTime, int, shape, str, strOrNull, creatorSchema } from '../api-schemas';
 import { r, personal, organizationParams } from '../route-kit';
 import { setSessionCookies } from '../sessions/cookies';
+import { clientOf } from '../sessions/sign-in';
 import { LEVELS } from '../organizations/levels';
 import type { InviteCreate } from './invite-service';
 
@@ -44,7 +44,7 @@ export const inviteRoutes = [
     schema: { params: organizationParams, response: { 200: arrayOf(inviteSchema) } },
     handler: async ({ params, auth }, d) => {
       const org = await d.organizations.membershipOf(auth.userId, params.id);
-      return d.invites.list(org.id, auth.userId);
+      return d.invites.list(org);
     },
   }),
   r({
@@ -74,7 +74,7 @@ export const inviteRoutes = [
     },
     handler: async ({ params, body, auth }, d) => {
       const org = await d.organizations.membershipOf(auth.userId, params.id);
-      return d.invites.create(org.id, auth.userId, body as InviteCreate);
+      return d.invites.create(org, auth.userId, body as InviteCreate);
     },
   }),
   r({
@@ -88,7 +88,7 @@ export const inviteRoutes = [
     schema: { params: inviteParams },
     handler: async ({ params, auth, reply }, d) => {
       const org = await d.organizations.membershipOf(auth.userId, params.id);
-      await d.invites.remove(org.id, auth.userId, params.invite_id);
+      await d.invites.remove(org, params.invite_id);
       reply.code(204);
     },
   }),
@@ -130,11 +130,7 @@ export const inviteRoutes = [
     },
     handler: async ({ params, body, request, reply }, d) => {
       const created = await d.invites.accept(params.invite_id, body);
-      const ua = request.headers['user-agent'];
-      const session = await d.sessions.create(created.userId, true, {
-        ip: clientIp(request.headers, request.socket.remoteAddress, { trustedProxyHops: d.trustedProxyHops }),
-        userAgent: typeof ua === 'string' ? ua : undefined,
-      });
+      const session = await d.sessions.create(created.userId, true, clientOf(request, d.trustedProxyHops));
       setSessionCookies(request, reply, d.cookiePolicy, session);
       d.onMembershipsChanged(created.organizationId);
       return { id: created.uuid, email: created.email, organization_id: created.organizationId };

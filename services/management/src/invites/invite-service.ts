@@ -44,17 +44,18 @@ export function inviteJson(i: InviteRow) {
 const INVALID = () =>
   new ValidationError('The provided invite ID is not valid.', 'invite_id', 'invalid_input');
 
-export function createInviteService(prisma: PrismaClient) {
-  async function requireAdmin(organizationId: string, userId: number): Promise<number> {
-    const m = await prisma.organizationMembership.findUnique({
-      where: { organizationId_userId: { organizationId, userId } },
-      select: { level: true },
-    });
-    if ((m?.level ?? 0) < ADMIN_LEVEL)
-      throw new ForbiddenError('Only organization admins and owners can manage invites.');
-    return m!.level;
-  }
+/** The caller's membership of the organization, as the route resolved it (membershipOf). */
+export interface Membership {
+  id: string;
+  level: number;
+}
 
+function requireAdmin(org: Membership): void {
+  if (org.level < ADMIN_LEVEL)
+    throw new ForbiddenError('Only organization admins and owners can manage invites.');
+}
+
+export function createInviteService(prisma: PrismaClient) {
   /** An open invite by its id (the link), or 400 as PostHog answers for any bad id. */
   async function open(inviteId: string) {
     if (!isUuid(inviteId)) throw INVALID();
@@ -69,10 +70,10 @@ export function createInviteService(prisma: PrismaClient) {
   }
 
   return {
-    async list(organizationId: string, userId: number) {
-      await requireAdmin(organizationId, userId);
+    async list(org: Membership) {
+      requireAdmin(org);
       const rows = await prisma.organizationInvite.findMany({
-        where: { organizationId, acceptedAt: null },
+        where: { organizationId: org.id, acceptedAt: null },
         include,
         orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
         take: 500,
@@ -80,10 +81,11 @@ export function createInviteService(prisma: PrismaClient) {
       return rows.map(inviteJson);
     },
 
-    async create(organizationId: string, userId: number, body: InviteCreate) {
-      const mine = await requireAdmin(organizationId, userId);
+    async create(org: Membership, userId: number, body: InviteCreate) {
+      requireAdmin(org);
+      const organizationId = org.id;
       const level = body.level ?? MEMBER_LEVEL;
-      if (level > mine)
+      if (level > org.level)
         throw new ForbiddenError('You can only invite members with a level lower or equal to yours.');
       const email = body.target_email.trim().toLowerCase();
       const member = await prisma.organizationMembership.findFirst({
@@ -115,10 +117,12 @@ export function createInviteService(prisma: PrismaClient) {
       return inviteJson(invite);
     },
 
-    async remove(organizationId: string, userId: number, inviteId: string) {
-      await requireAdmin(organizationId, userId);
+    async remove(org: Membership, inviteId: string) {
+      requireAdmin(org);
       if (!isUuid(inviteId)) throw INVALID();
-      await prisma.organizationInvite.deleteMany({ where: { id: inviteId.toLowerCase(), organizationId } });
+      await prisma.organizationInvite.deleteMany({
+        where: { id: inviteId.toLowerCase(), organizationId: org.id },
+      });
     },
 
     /** What the link shows before sign-up (no credentials: the id is the secret). */

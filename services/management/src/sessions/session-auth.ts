@@ -11,6 +11,16 @@ import { csrfMatches, type SessionStore } from './session-store';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** 403 unless the request's X-CSRFToken is the session's token (every write in a session). */
+export function requireCsrf(request: FastifyRequest, csrfToken: string): void {
+  const given = request.headers[CSRF_HEADER];
+  if (!csrfMatches(csrfToken, typeof given === 'string' ? given : undefined))
+    throw new ForbiddenError(
+      'CSRF check failed: a write in a session must send the sett_csrftoken cookie in the X-CSRFToken header.',
+      'csrf_failed',
+    );
+}
+
 export interface SessionAuthenticator {
   /** The session's caller; undefined when the request has no session cookie. */
   authenticate(request: FastifyRequest): Promise<AuthContext | undefined>;
@@ -24,14 +34,7 @@ export function createSessionAuthenticator(sessions: SessionStore): SessionAuthe
       const session = await sessions.find(token);
       if (!session || !session.verified)
         throw new AuthenticationError('The session has ended: sign in again.', 'not_authenticated');
-      if (!SAFE_METHODS.has(request.method)) {
-        const given = request.headers[CSRF_HEADER];
-        if (!csrfMatches(session.csrfToken, typeof given === 'string' ? given : undefined))
-          throw new ForbiddenError(
-            'CSRF check failed: a write in a session must send the sett_csrftoken cookie in the X-CSRFToken header.',
-            'csrf_failed',
-          );
-      }
+      if (!SAFE_METHODS.has(request.method)) requireCsrf(request, session.csrfToken);
       return {
         ...session.auth,
         // Buckets of the request rate limit are per key: a session is its own bucket.

@@ -2,24 +2,14 @@
 // password, then POST /api/login/token/ with the second factor when 2FA is on, and
 // POST /api/logout/. The session lives in cookies (cookies.ts) and server-side
 // (session-store.ts); failures are limited per account and per address (login-guard.ts).
-import { clientIp } from '@sett/http';
-import type { FastifyRequest } from 'fastify';
 import { shape } from '../api-schemas';
 import { r } from '../route-kit';
-import { CSRF_HEADER, SESSION_COOKIE, clearSessionCookies, readCookie, setSessionCookies } from './cookies';
-import { csrfMatches } from './session-store';
-import { SecondFactorRequiredError, type ClientInfo } from './sign-in';
-import { AuthenticationError, ForbiddenError } from '@sett/http';
+import { AuthenticationError } from '@sett/http';
+import { SESSION_COOKIE, clearSessionCookies, readCookie, setSessionCookies } from './cookies';
+import { requireCsrf } from './session-auth';
+import { SecondFactorRequiredError, clientOf } from './sign-in';
 
 const successAnswer = shape({ success: { type: 'boolean' } });
-
-function clientOf(request: FastifyRequest, trustedProxyHops: number): ClientInfo {
-  const ua = request.headers['user-agent'];
-  return {
-    ip: clientIp(request.headers, request.socket.remoteAddress, { trustedProxyHops }) ?? 'unknown',
-    userAgent: typeof ua === 'string' ? ua : undefined,
-  };
-}
 
 export const sessionRoutes = [
   r({
@@ -101,14 +91,7 @@ export const sessionRoutes = [
     handler: async ({ request, reply }, d) => {
       const token = readCookie(request.headers, SESSION_COOKIE);
       const session = token ? await d.sessions.find(token) : null;
-      if (session?.verified) {
-        const given = request.headers[CSRF_HEADER];
-        if (!csrfMatches(session.csrfToken, typeof given === 'string' ? given : undefined))
-          throw new ForbiddenError(
-            'CSRF check failed: send the sett_csrftoken cookie in X-CSRFToken.',
-            'csrf_failed',
-          );
-      }
+      if (session?.verified) requireCsrf(request, session.csrfToken);
       if (session) await d.sessions.end(session.sessionId);
       clearSessionCookies(request, reply, d.cookiePolicy);
       return { success: true };

@@ -5,10 +5,15 @@
 // within its 90 s of validity is refused).
 import type { PrismaClient } from '@sett/db';
 import type { Redis } from '@sett/cache';
-import { AuthenticationError, SettError, ValidationError } from '@sett/http';
+import type { FastifyRequest } from 'fastify';
+import { AuthenticationError, SettError, ValidationError, clientIp } from '@sett/http';
 import { checkPassword, hashPassword, openTotpSecret, type CredentialKeys } from '@sett/keys';
-import { Secret, TOTP } from 'otpauth';
-import { createUserCredentials, totpAssociatedData, withPasswordHashing } from '../users/user-credentials';
+import {
+  createUserCredentials,
+  totpAssociatedData,
+  totpCodeValid,
+  withPasswordHashing,
+} from '../users/user-credentials';
 import type { LoginGuard } from './login-guard';
 import type { NewSession, SessionStore } from './session-store';
 
@@ -30,6 +35,15 @@ export interface ClientInfo {
   userAgent?: string;
 }
 
+/** Who is signing in: the client address (TRUSTED_PROXY_HOPS decides) and the user agent. */
+export function clientOf(request: FastifyRequest, trustedProxyHops: number): ClientInfo {
+  const ua = request.headers['user-agent'];
+  return {
+    ip: clientIp(request.headers, request.socket.remoteAddress, { trustedProxyHops }) ?? 'unknown',
+    userAgent: typeof ua === 'string' ? ua : undefined,
+  };
+}
+
 export function createSignIn(deps: {
   prisma: PrismaClient;
   redis: Redis;
@@ -42,8 +56,7 @@ export function createSignIn(deps: {
 
   async function totpValid(userId: number, stored: string, email: string, code: string): Promise<boolean> {
     const secret = openTotpSecret(stored, keys.totpSecret, totpAssociatedData(userId));
-    const totp = new TOTP({ issuer: 'Sett', label: email, secret: Secret.fromBase32(secret.base32) });
-    if (totp.validate({ token: code, window: 1 }) === null) return false;
+    if (!totpCodeValid(secret.base32, email, code)) return false;
     // Once per code: the first to claim it wins, a replay is a failure.
     const claimed = await redis.set(`login:totp-used:${userId}:${code}`, '1', 'PX', TOTP_REPLAY_MS, 'NX');
     return claimed === 'OK';

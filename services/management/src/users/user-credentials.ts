@@ -2,6 +2,7 @@
 // parameters), consuming a backup code (one UPDATE by keyed hash, no per-row slow hash), and the
 // start-up pass that encrypts TOTP secrets and re-keys backup codes written before they were
 // protected. Every rewrite is conditional on the old value, so a concurrent change always wins.
+import { Secret, TOTP } from 'otpauth';
 import type { PrismaClient } from '@sett/db';
 import { ServiceUnavailableError } from '@sett/http';
 import {
@@ -16,9 +17,18 @@ import {
   type CredentialKeys,
 } from '@sett/keys';
 
+/** The issuer authenticator apps show next to the code. */
+export const TOTP_ISSUER = 'Sett';
+
 /** Associated data of a user's encrypted TOTP secret: a copy on another row does not decrypt. */
 export function totpAssociatedData(userId: number): string {
   return `sett:user:${userId}:totp`;
+}
+
+/** Whether `token` is the TOTP code of the secret now (one 30 s step either way of slack). */
+export function totpCodeValid(base32Secret: string, label: string, token: string): boolean {
+  const totp = new TOTP({ issuer: TOTP_ISSUER, label, secret: Secret.fromBase32(base32Secret) });
+  return totp.validate({ token, window: 1 }) !== null;
 }
 
 /** Password hashing is bounded per process (see @sett/keys password.ts): beyond it, 503. */

@@ -27,13 +27,12 @@ import {
 } from './user-schemas';
 import type { MemberCountCache } from './member-count-cache';
 import { createUserReadStore } from './user-read-store';
-import { totpAssociatedData, withPasswordHashing } from './user-credentials';
+import { TOTP_ISSUER, totpAssociatedData, totpCodeValid, withPasswordHashing } from './user-credentials';
 import { userInclude, type UserRow } from './user-views';
 import { lockOrganizations, soleOwnerOf } from '../organizations/levels';
 import { canChangeAccount, canSeeUser, type Viewer } from './viewer';
 
 export const BACKUP_CODE_COUNT = 10;
-const TOTP_ISSUER = 'Sett';
 
 /** `keys`: derived from SETT_ENCRYPTION_KEY (TOTP secrets are encrypted, backup codes keyed-hashed). */
 export function createUserService(
@@ -287,12 +286,7 @@ export function createUserService(
           data: { totpSecret: encryptSecret(secret.base32, keys.totpSecret, totpAssociatedData(user.id)) },
         });
       }
-      const totp = new TOTP({
-        issuer: TOTP_ISSUER,
-        label: user.email,
-        secret: Secret.fromBase32(secret.base32),
-      });
-      if (totp.validate({ token, window: 1 }) === null)
+      if (!totpCodeValid(secret.base32, user.email, token))
         throw new ValidationError('Token is not valid.', 'token', 'token_invalid');
       await prisma.user.update({ where: { id: user.id }, data: { totpEnabled: true } });
       return { success: true };
