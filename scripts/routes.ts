@@ -4,13 +4,14 @@
 // From the tables (`services/<name>/src/routes.ts`): the edge's routing (@sett/http's
 // deriveEdgeRouting, which refuses conflicts), then the dev edge's table, the routing and limits of
 // deploy/nginx/nginx.conf (its generated blocks), deploy/caddy/Caddyfile, deploy/k8s/ingress.yaml,
-// docs/openapi.json, docs/compatibility.md and the endpoint table of docs/interface.md. Limits and deadlines come from the services'
+// docs/openapi.json, docs/compatibility.md and the endpoint table of docs/interface.md; and from
+// @sett/config, the settings table of docs/configuration.md. Limits and deadlines come from the services'
 // configuration defaults (@sett/config), so the proxies hold what the services hold.
 import { SCOPES } from '@sett/keys';
 import fs from 'node:fs';
 import path from 'node:path';
 import prettier from 'prettier';
-import { loadConfig } from '@sett/config';
+import { loadConfig, renderSettingsTable } from '@sett/config';
 import {
   buildOpenApi,
   deriveEdgeRouting,
@@ -165,6 +166,16 @@ async function main() {
     ['docs/compatibility.md', renderCompatibility({ routes: compatRoutes, posthog: POSTHOG_ENDPOINTS })],
     ['docs/scopes.md', renderScopes(tables, SCOPES)],
     ['docs/metrics.md', renderMetrics(metricDeclarations())],
+    [
+      'docs/configuration.md',
+      replaceBlock(
+        read('docs/configuration.md'),
+        'SETTINGS',
+        renderSettingsTable(),
+        '<!--',
+        'packages/config',
+      ),
+    ],
   ];
   const stale: string[] = [];
   for (const [rel, raw] of outputs) {

@@ -14,12 +14,48 @@ export class ConfigError extends Error {
 
 type Env = Record<string, string | undefined>;
 
+/** What the code says of one setting: its default and the values it takes (docs/configuration.md
+ * is generated from these and the meanings in settings.ts). */
+export type SettingFacts = { default?: string; allowed?: string };
+
+let recording: Map<string, SettingFacts> | undefined;
+
+/** Record a setting's facts while describeSettings() runs loadConfig: the first record that
+ * states any facts wins (a bare read records only the name). */
+export function noteSetting(name: string, facts: SettingFacts = {}): void {
+  if (recording === undefined) return;
+  const prior = recording.get(name);
+  if (prior === undefined || (prior.default === undefined && prior.allowed === undefined)) {
+    recording.set(name, facts);
+  }
+}
+
+/** Every setting loadConfig reads, in reading order, with the default and range it declares. The
+ * second pass turns on what only SASL over TLS reads, with placeholder credentials. */
+export function describeSettings(): Map<string, SettingFacts> {
+  recording = new Map();
+  try {
+    loadConfig({});
+    loadConfig({
+      KAFKA_SECURITY_PROTOCOL: 'SASL_SSL',
+      KAFKA_SASL_MECHANISM: 'PLAIN',
+      KAFKA_SASL_USERNAME: 'user',
+      KAFKA_SASL_PASSWORD: 'password',
+    });
+    return recording;
+  } finally {
+    recording = undefined;
+  }
+}
+
 function read(env: Env, name: string): string | undefined {
+  noteSetting(name);
   const v = env[name];
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 }
 
 function int(env: Env, name: string, def: number, min: number, max: number): number {
+  noteSetting(name, { default: String(def), allowed: `${min}–${max}` });
   const raw = read(env, name);
   if (raw === undefined) return def;
   if (!/^-?\d+$/.test(raw)) throw new ConfigError(name, `expected an integer, got "${raw}"`);
@@ -29,6 +65,7 @@ function int(env: Env, name: string, def: number, min: number, max: number): num
 }
 
 function num(env: Env, name: string, def: number, min: number): number {
+  noteSetting(name, { default: String(def), allowed: `≥ ${min}` });
   const raw = read(env, name);
   if (raw === undefined) return def;
   const n = Number(raw);
@@ -38,12 +75,14 @@ function num(env: Env, name: string, def: number, min: number): number {
 }
 
 function fraction(env: Env, name: string, def: number): number {
+  noteSetting(name, { default: String(def), allowed: '0–1' });
   const n = num(env, name, def, 0);
   if (n > 1) throw new ConfigError(name, `expected a number from 0 to 1, got "${read(env, name)}"`);
   return n;
 }
 
 function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readonly T[]): T {
+  noteSetting(name, { default: def, allowed: allowed.join(', ') });
   const raw = read(env, name);
   if (raw === undefined) return def;
   if (!(allowed as readonly string[]).includes(raw)) {
@@ -54,12 +93,14 @@ function oneOf<T extends string>(env: Env, name: string, def: T, allowed: readon
 
 /** A process count: a positive integer, or "auto" (one per core; resolved by the caller). */
 function workers(env: Env, name: string, def: number): number | 'auto' {
+  noteSetting(name, { default: String(def), allowed: '1–256, auto' });
   const raw = read(env, name);
   if (raw !== undefined && raw.toLowerCase() === 'auto') return 'auto';
   return int(env, name, def, 1, 256);
 }
 
 function url(env: Env, name: string, def: string, protocols: string[]): string {
+  noteSetting(name, { default: def, allowed: `URL (${protocols.join(' ')})` });
   const raw = read(env, name) ?? def;
   let parsed: URL;
   try {
@@ -74,6 +115,7 @@ function url(env: Env, name: string, def: string, protocols: string[]): string {
 }
 
 function brokers(env: Env, name: string): string[] {
+  noteSetting(name, { allowed: 'host:port, …' });
   const raw = read(env, name);
   if (raw === undefined) return [];
   const list = raw
@@ -90,6 +132,10 @@ export const INGESTION_TOPIC_CHOICES = ['main', 'overflow', 'historical'] as con
 export type IngestionTopicChoice = (typeof INGESTION_TOPIC_CHOICES)[number];
 
 function ingestionTopics(env: Env): IngestionTopicChoice[] {
+  noteSetting('INGESTION_TOPICS', {
+    default: 'main,overflow,historical',
+    allowed: `list of ${INGESTION_TOPIC_CHOICES.join(', ')}; all`,
+  });
   const raw = read(env, 'INGESTION_TOPICS') ?? 'main,overflow,historical';
   // "all" is shorthand for every topic (one worker deployment running both consumer groups).
   const list = raw

@@ -18,3 +18,7 @@ export type {
 } from './kafka-security';
 export { buildInfo } from './build-info';
 export type { BuildInfo } from './build-info';
+export { SETTINGS, renderSettingsTable, settingsProblems } from './settings';
+export type { SettingRow } from './settings';
+export { describeSettings } from './config';
+export type { SettingFacts } from './config';

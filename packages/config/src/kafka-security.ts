@@ -7,7 +7,7 @@
 // only where Kafka is used.
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { ConfigError } from './config';
+import { ConfigError, noteSetting } from './config';
 
 export const KAFKA_SECURITY_PROTOCOLS = ['PLAINTEXT', 'SSL', 'SASL_PLAINTEXT', 'SASL_SSL'] as const;
 export type KafkaSecurityProtocol = (typeof KAFKA_SECURITY_PROTOCOLS)[number];
@@ -56,6 +56,7 @@ const TLS_VARIABLES = [
 ] as const;
 
 function read(env: Env, name: string): string | undefined {
+  noteSetting(name);
   const v = env[name];
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 }
@@ -109,6 +110,7 @@ function privateKey(name: string, file: string, text: string, passphrase: string
 
 function sasl(env: Env, protocol: KafkaSecurityProtocol): KafkaSaslConfig {
   const why = `KAFKA_SECURITY_PROTOCOL is ${protocol}`;
+  noteSetting('KAFKA_SASL_MECHANISM', { allowed: KAFKA_SASL_MECHANISMS.join(', ') });
   const rawMechanism = required(env, 'KAFKA_SASL_MECHANISM', why);
   const mechanism = rawMechanism.toUpperCase();
   if (!(KAFKA_SASL_MECHANISMS as readonly string[]).includes(mechanism)) {
@@ -127,6 +129,7 @@ function sasl(env: Env, protocol: KafkaSecurityProtocol): KafkaSaslConfig {
 function tls(env: Env, readFiles: boolean): KafkaTlsConfig {
   const result: KafkaTlsConfig = { verify: true };
 
+  noteSetting('KAFKA_SSL_VERIFY', { default: 'true', allowed: 'true, false' });
   const verify = read(env, 'KAFKA_SSL_VERIFY');
   if (verify !== undefined) {
     if (verify !== 'true' && verify !== 'false') {
@@ -190,6 +193,10 @@ function tls(env: Env, readFiles: boolean): KafkaTlsConfig {
 
 /** `readFiles`: read and check the TLS files (services that connect to Kafka). */
 export function kafkaSecurity(env: Env, readFiles: boolean): KafkaSecurityConfig {
+  noteSetting('KAFKA_SECURITY_PROTOCOL', {
+    default: 'PLAINTEXT',
+    allowed: KAFKA_SECURITY_PROTOCOLS.join(', '),
+  });
   const raw = read(env, 'KAFKA_SECURITY_PROTOCOL');
   const protocol = (raw ?? 'PLAINTEXT').toUpperCase();
   if (!(KAFKA_SECURITY_PROTOCOLS as readonly string[]).includes(protocol)) {
