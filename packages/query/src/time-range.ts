@@ -242,3 +242,19 @@ function offsetMinutes(date: Date, timeZone: string): number {
   const l = localOf(date, timeZone);
   return Math.round((wallMs(l) - Math.floor(date.getTime() / 1000) * 1000) / 60_000);
 }
+
+/**
+ * Whether the zone's offset from UTC is a whole number of hours all through the range, so that
+ * each UTC hour lies in exactly one of its hour, day, week or month buckets (what lets the hourly
+ * counts serve a trend). Sampled at both ends and every 6 hours between: offsets that are not whole
+ * hours (India, Nepal, Lord Howe's half-hour summer time) last far longer than that.
+ */
+export function wholeHourOffsets(from: Local, to: Local, timeZone: string): boolean {
+  const start = Date.parse(isoIn(from, timeZone));
+  const end = Date.parse(isoIn(to, timeZone));
+  for (let t = start; ; t += 6 * 3_600_000) {
+    const at = Math.min(t, end);
+    if (offsetMinutes(new Date(at), timeZone) % 60 !== 0) return false;
+    if (at === end) return true;
+  }
+}

@@ -6,7 +6,7 @@
 // rows of their range moved in.
 import { randomUUID } from 'node:crypto';
 import { createPgPool } from '@sett/db';
-import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, hourlyCountsDrift, type TestDatabase } from '@sett/testing';
 import type pg from 'pg';
 import { addMonths, monthPartition, monthStart, uuidv7At } from '../src/retention/partition-plan';
 import { listPartitions, runRetention } from '../src/retention/retention-job';
@@ -127,6 +127,12 @@ it('drops what is past each project retention, and only that', async () => {
   );
   // m5-short, m4-short-old, now-short-imported-old, default-short-old: deleted row by row.
   expect(progress.rows_deleted).toBe(4);
+  // The hourly counts lost what the dropped partition and the deletes removed, and only that.
+  expect(await hourlyCountsDrift(pool)).toEqual([]);
+  expect(
+    (await pool.query(`SELECT count(*)::int AS n FROM event_counts_hourly WHERE team_id = $1`, [short]))
+      .rows[0].n,
+  ).toBe(3); // now-short, m4-short-v4-recent, default-short-recent
 
   // A second run finds nothing more to do.
   const again = await runRetention(pool, { now });
@@ -173,6 +179,8 @@ it('creates partitions ahead and moves the default partition rows of their range
   const progress = await runRetention(pool, { now, monthsAhead: 9 });
   expect(progress.partitions_created).toContain(p.name);
   expect(await partitionOf('v4-far-future-prefix')).toBe(`events_partitions.${p.name}`);
+  // Moved into its partition without being counted twice.
+  expect(await hourlyCountsDrift(pool)).toEqual([]);
   // A v7 event of that month now lands in its partition.
   await insert(t, uuidv7At(far.getTime() + 1000), now, 'v7-far');
   expect(await partitionOf('v7-far')).toBe(`events_partitions.${p.name}`);

@@ -36,6 +36,7 @@ import {
   previousRange,
   resolveRange,
   shift,
+  wholeHourOffsets,
   type Interval,
   type ResolvedRange,
 } from '../time-range';
@@ -413,9 +414,10 @@ export function planTrends(query: TrendsQuery, team: QueryTeam, now: Date): Tren
   };
 }
 
-// The bucket of an event in SQL: its wall-clock time in the zone, truncated; weeks from Sunday.
-function bucketSql(interval: TrendsInterval): string {
-  const local = `(e.timestamp AT TIME ZONE $2)`;
+// The bucket of an event (or of an hour of counts) in SQL: its wall-clock time in the zone,
+// truncated; weeks from Sunday.
+function bucketSql(interval: TrendsInterval, column = 'e.timestamp'): string {
+  const local = `(${column} AT TIME ZONE $2)`;
   if (interval === 'week')
     return `date_trunc('day', ${local}) - make_interval(days => extract(dow from ${local})::int)`;
   return `date_trunc('${interval}', ${local})`;
@@ -519,6 +521,31 @@ export async function runTrends(
       // Distinct counts over the range are not the sum of the buckets': a second pass counts them
       // (it ranks breakdown values and gives the totals displays).
       const wholePass = !measure.additive && !measure.rollingDays && (totals || breakdown !== undefined);
+      // Events counted with no filter or breakdown: whole hours from the hourly counts, the partial
+      // hours at either end of the range from the raw rows (exact: the counts change in the same
+      // transaction as the events). Only where each UTC hour falls in one bucket of the zone.
+      const countsServe =
+        (node.math ?? 'total') === 'total' &&
+        conditions.length === (event === null ? 1 : 2) &&
+        !breakdown &&
+        wholeHourOffsets(range.from, range.to, timeZone);
+      const countsStatement = (bucket: string, eventCondition: string) => {
+        const lo = `($3::timestamp AT TIME ZONE $2)`;
+        const hi = `(($4::timestamp + interval '1 second') AT TIME ZONE $2)`;
+        // The first whole hour at or after lo, and the end of the last whole hour before hi.
+        const h0 = `(date_trunc('hour', ${lo} - interval '1 microsecond', 'UTC') + interval '1 hour')`;
+        const h1 = `greatest(date_trunc('hour', ${hi}, 'UTC'), ${h0})`;
+        return `SELECT to_char(bucket, 'YYYY-MM-DD HH24:MI:SS') AS bucket, NULL::text AS bv, sum(n) AS n FROM (
+            SELECT ${bucketSql(interval, 'c.hour')} AS bucket, c.count AS n FROM event_counts_hourly c
+             WHERE c.team_id = $1${eventCondition} AND c.hour >= ${h0} AND c.hour < ${h1}
+            UNION ALL
+            SELECT ${bucket}, 1 FROM events e
+             WHERE ${where} AND e.timestamp >= ${lo} AND e.timestamp < least(${h0}, ${hi})
+            UNION ALL
+            SELECT ${bucket}, 1 FROM events e
+             WHERE ${where} AND e.timestamp >= ${h1} AND e.timestamp < ${hi}
+          ) s GROUP BY bucket`;
+      };
 
       /** The rows (bucket, value, number) of this series over `extra` conditions. */
       const statement = (extra: string, valueExpr: string) => {
@@ -538,6 +565,7 @@ export async function runTrends(
            WHERE ${where}${extra} GROUP BY w.start, 2`;
         }
         const bucket = bucketSql(interval);
+        if (countsServe) return countsStatement(bucket, event === null ? '' : ` AND c.event = $5`);
         const inRange = `e.timestamp >= ($3::timestamp AT TIME ZONE $2) AND e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)`;
         let sql = `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${valueExpr} AS bv, ${measure.aggregate} AS n
           FROM events e ${from} WHERE ${where} AND ${inRange}${extra} GROUP BY ${bucket}, 2`;

@@ -61,7 +61,9 @@ export async function ensurePartition(pool: pg.Pool, p: MonthPartition): Promise
     await client.query(
       `CREATE TABLE ${q(p.name)} PARTITION OF events FOR VALUES FROM ('${p.fromUuid}') TO ('${p.toUuid}')`,
     );
-    await client.query(`INSERT INTO events SELECT * FROM retention_moving`);
+    // Into the partition itself, not through events: the rows never left the project's hourly
+    // counts (event_counts_hourly), so they must not be counted again by events' insert trigger.
+    await client.query(`INSERT INTO ${q(p.name)} SELECT * FROM retention_moving`);
     await client.query('COMMIT');
     return true;
   } catch (err) {
@@ -165,10 +167,11 @@ export async function runRetention(
       const cutoff = retentionCutoff(now, t.days);
       if (s.min >= cutoff) continue;
       for (;;) {
-        // One partition is a plain table: its rows are addressed by ctid (a TID scan, no join).
+        // Found in the partition, deleted through events, whose delete trigger takes them out of
+        // the project's hourly counts (event_counts_hourly) in the same statement.
         const r = await pool.query(
-          `DELETE FROM ${q(part.name)} WHERE ctid = ANY(ARRAY(
-             SELECT ctid FROM ${q(part.name)} WHERE team_id = $1 AND timestamp < $2 LIMIT ${BATCH}))`,
+          `DELETE FROM events WHERE (team_id, uuid) IN (
+             SELECT team_id, uuid FROM ${q(part.name)} WHERE team_id = $1 AND timestamp < $2 LIMIT ${BATCH})`,
           [s.teamId, cutoff],
         );
         progress.rows_deleted += r.rowCount ?? 0;
@@ -202,6 +205,20 @@ async function dropIfExpired(pool: pg.Pool, name: string, now: Date): Promise<bo
       await client.query('ROLLBACK');
       return false;
     }
+    // A detached partition's rows leave events without its delete trigger: the hourly counts
+    // lose them here, in the same transaction, locked in key order as the triggers lock them.
+    await client.query(
+      `WITH gone AS (
+         SELECT team_id, event, date_trunc('hour', timestamp, 'UTC') AS hour, count(*) AS n
+           FROM ${q(name)} GROUP BY 1, 2, 3),
+       locked AS (
+         SELECT c.team_id, c.event, c.hour FROM event_counts_hourly c JOIN gone USING (team_id, event, hour)
+          ORDER BY 1, 2, 3 FOR UPDATE OF c)
+       UPDATE event_counts_hourly c SET count = c.count - gone.n FROM gone, locked l
+        WHERE c.team_id = gone.team_id AND c.event = gone.event AND c.hour = gone.hour
+          AND l.team_id = c.team_id AND l.event = c.event AND l.hour = c.hour`,
+    );
+    await client.query(`DELETE FROM event_counts_hourly WHERE count <= 0`);
     await client.query(`DROP TABLE ${q(name)}`);
     await client.query('COMMIT');
     return true;

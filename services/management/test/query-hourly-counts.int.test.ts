@@ -1,0 +1,244 @@
+// Trends that count events with no filter or breakdown read whole hours from event_counts_hourly
+// and the partial hours at the range's ends from the raw rows. Against a reference computed here
+// over the same events: zones with whole-hour offsets (UTC, New York across the end of daylight
+// saving time) and one without (Kolkata, +05:30, which must read raw rows), hour, day and week
+// buckets, ranges that start and end inside an hour, every event and one event, after deletes,
+// and concurrent batches writing the same hours in opposite orders (no deadlock, exact counts).
+import { randomUUID } from 'node:crypto';
+import { hourlyCountsDrift } from '@sett/testing';
+import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
+
+let h: Harness;
+let f: Fixture;
+let key: string;
+
+interface Ev {
+  uuid: string;
+  event: string;
+  at: number; // epoch ms
+}
+
+// A fixed pseudo-random sequence (mulberry32), so a failure can be replayed.
+function random(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const START = Date.parse('2026-10-29T00:00:00Z');
+const SPAN = 8 * 86_400_000;
+const NAMES = ['pageview', 'signup', 'purchase'];
+let events: Ev[] = [];
+
+async function insert(batch: Ev[]): Promise<void> {
+  await h.pool.query(
+    `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp)
+     SELECT u, $1, e, 'd', t FROM unnest($2::uuid[], $3::text[], $4::timestamptz[]) AS x(u, e, t)
+     ON CONFLICT (team_id, uuid) DO NOTHING`,
+    [f.teamA.id, batch.map((e) => e.uuid), batch.map((e) => e.event), batch.map((e) => new Date(e.at))],
+  );
+}
+
+/** The local wall-clock parts of an instant in a zone. */
+function local(ms: number, timeZone: string) {
+  const parts = Object.fromEntries(
+    new Intl.DateTimeFormat('en-CA', {
+      timeZone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    })
+      .formatToParts(new Date(ms))
+      .map((p) => [p.type, p.value]),
+  );
+  return parts as Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', string>;
+}
+
+/** The bucket label PostHog's `days` would hold for an instant: local hour or local day, or the
+ * Sunday starting its week. */
+function bucketOf(ms: number, timeZone: string, interval: 'hour' | 'day' | 'week'): string {
+  const l = local(ms, timeZone);
+  const day = `${l.year}-${l.month}-${l.day}`;
+  if (interval === 'hour') return `${day} ${l.hour}:00:00`;
+  if (interval === 'day') return day;
+  const d = new Date(`${day}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() - d.getUTCDay());
+  return d.toISOString().slice(0, 10);
+}
+
+/** Local wall-clock text of an instant, as date_from / date_to take it. */
+function wall(ms: number, timeZone: string): string {
+  const l = local(ms, timeZone);
+  return `${l.year}-${l.month}-${l.day} ${l.hour}:${l.minute}:${l.second}`;
+}
+
+async function trend(opts: {
+  timeZone: string;
+  interval: 'hour' | 'day' | 'week';
+  event: string | null;
+  from: string;
+  to: string;
+}): Promise<Map<string, number>> {
+  await h.prisma.team.update({ where: { id: f.teamA.id }, data: { timezone: opts.timeZone } });
+  const res = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
+    query: {
+      kind: 'TrendsQuery',
+      interval: opts.interval,
+      series: [{ kind: 'EventsNode', event: opts.event }],
+      dateRange: { date_from: opts.from, date_to: opts.to, explicitDate: true },
+    },
+    refresh: 'force_blocking',
+  });
+  expect(res.status).toBe(200);
+  const r = res.body.results[0];
+  return new Map((r.days as string[]).map((d, i) => [d, r.data[i] as number]));
+}
+
+function reference(opts: {
+  timeZone: string;
+  interval: 'hour' | 'day' | 'week';
+  event: string | null;
+  fromMs: number;
+  toMs: number;
+}): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const e of events) {
+    if (opts.event !== null && e.event !== opts.event) continue;
+    // date_to is inclusive to the second.
+    if (e.at < opts.fromMs || e.at >= opts.toMs + 1000) continue;
+    const b = bucketOf(e.at, opts.timeZone, opts.interval);
+    out.set(b, (out.get(b) ?? 0) + 1);
+  }
+  return out;
+}
+
+function expectSame(answer: Map<string, number>, expected: Map<string, number>): void {
+  const nonZero = new Map([...answer].filter(([, n]) => n !== 0));
+  expect(Object.fromEntries(nonZero)).toEqual(Object.fromEntries(expected));
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  f = await seed(h.prisma);
+  key = await createKey(h.prisma, f.alice.id, ['query:read']);
+  const next = random(7);
+  events = Array.from({ length: 3000 }, () => ({
+    uuid: randomUUID(),
+    event: NAMES[Math.floor(next() ** 2 * NAMES.length)]!,
+    // Whole seconds, some exactly on the hour.
+    at:
+      START +
+      (next() < 0.05 ? Math.floor(next() * 192) * 3_600_000 : Math.floor((next() * SPAN) / 1000) * 1000),
+  }));
+  for (let i = 0; i < events.length; i += 500) await insert(events.slice(i, i + 500));
+  // A redelivered batch stores nothing and counts nothing.
+  await insert(events.slice(0, 700));
+  expect(await hourlyCountsDrift(h.pool)).toEqual([]);
+});
+
+afterAll(async () => {
+  await h?.stop();
+});
+
+const CASES = [
+  { timeZone: 'UTC', interval: 'hour' as const },
+  { timeZone: 'UTC', interval: 'day' as const },
+  { timeZone: 'America/New_York', interval: 'day' as const },
+  { timeZone: 'America/New_York', interval: 'hour' as const },
+  { timeZone: 'America/New_York', interval: 'week' as const },
+  { timeZone: 'Asia/Kolkata', interval: 'day' as const },
+];
+
+it.each(CASES)('$timeZone by $interval equals the reference, whole and partial hours', async (c) => {
+  // From 10:17:23 on the second day to 15:42:05 on the seventh, local time.
+  const fromMs = START + 86_400_000 + 10 * 3_600_000 + 17 * 60_000 + 23_000;
+  const toMs = START + 6 * 86_400_000 + 15 * 3_600_000 + 42 * 60_000 + 5_000;
+  for (const event of [null, 'signup']) {
+    // The range's ends as local wall-clock times of those instants.
+    const answer = await trend({
+      ...c,
+      event,
+      from: wall(fromMs, c.timeZone),
+      to: wall(toMs, c.timeZone),
+    });
+    expectSame(answer, reference({ ...c, event, fromMs, toMs }));
+  }
+});
+
+it('reads the hourly counts where offsets are whole hours, and the raw rows where they are not', async () => {
+  const range = { interval: 'day' as const, event: 'pageview', from: '2026-10-30', to: '2026-11-04' };
+  const utcBefore = await trend({ ...range, timeZone: 'UTC' });
+  const kolkataBefore = await trend({ ...range, timeZone: 'Asia/Kolkata' });
+  // Planted: one more event in every counted hour of pageview. Only answers from the counts move.
+  await h.pool.query(`UPDATE event_counts_hourly SET count = count + 1 WHERE event = 'pageview'`);
+  try {
+    const utcAfter = await trend({ ...range, timeZone: 'UTC' });
+    const kolkataAfter = await trend({ ...range, timeZone: 'Asia/Kolkata' });
+    expect([...utcAfter.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(
+      [...utcBefore.values()].reduce((a, b) => a + b, 0),
+    );
+    expect(kolkataAfter).toEqual(kolkataBefore);
+  } finally {
+    await h.pool.query(`UPDATE event_counts_hourly SET count = count - 1 WHERE event = 'pageview'`);
+  }
+});
+
+it('stays exact after deletes, and under concurrent batches that write the same hours in opposite orders', async () => {
+  // A deletion job's statement: a person's events, through events.
+  const gone = new Set(events.filter((_, i) => i % 7 === 0).map((e) => e.uuid));
+  await h.pool.query(`DELETE FROM events WHERE team_id = $1 AND uuid = ANY($2::uuid[])`, [
+    f.teamA.id,
+    [...gone],
+  ]);
+  events = events.filter((e) => !gone.has(e.uuid));
+  expect(await hourlyCountsDrift(h.pool)).toEqual([]);
+
+  // Two writers, each in a transaction, over the same hours: one in time order, one reversed.
+  const next = random(11);
+  const fresh = (n: number) =>
+    Array.from({ length: n }, () => ({
+      uuid: randomUUID(),
+      event: NAMES[Math.floor(next() * NAMES.length)]!,
+      at: START + Math.floor((next() * SPAN) / 1000) * 1000,
+    }));
+  const writer = async (batches: Ev[][]) => {
+    const client = await h.pool.connect();
+    try {
+      for (const batch of batches) {
+        await client.query('BEGIN');
+        await client.query(
+          `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp)
+           SELECT u, $1, e, 'd', t FROM unnest($2::uuid[], $3::text[], $4::timestamptz[]) AS x(u, e, t)`,
+          [f.teamA.id, batch.map((e) => e.uuid), batch.map((e) => e.event), batch.map((e) => new Date(e.at))],
+        );
+        await client.query('COMMIT');
+      }
+    } finally {
+      client.release();
+    }
+  };
+  const a = Array.from({ length: 10 }, () => fresh(200).sort((x, y) => x.at - y.at));
+  const b = Array.from({ length: 10 }, () => fresh(200).sort((x, y) => y.at - x.at));
+  await Promise.all([writer(a), writer(b)]);
+  events.push(...a.flat(), ...b.flat());
+  expect(await hourlyCountsDrift(h.pool)).toEqual([]);
+
+  const answer = await trend({
+    timeZone: 'America/New_York',
+    interval: 'day',
+    event: null,
+    from: '2026-10-28',
+    to: '2026-11-07',
+  });
+  const fromMs = Date.parse('2026-10-28T04:00:00Z');
+  const toMs = Date.parse('2026-11-08T04:59:59Z');
+  expectSame(answer, reference({ timeZone: 'America/New_York', interval: 'day', event: null, fromMs, toMs }));
+});
