@@ -1,14 +1,16 @@
 // `pnpm bench query`: the query API (POST /api/projects/:id/query/, a management process) on a
 // synthetic project, against a hand-written SQL baseline over the same raw events table and
 // indexes, timed in the same run. The project: 30 days, 50 event names with a skewed mix, 100,000
-// persons with skewed activity, 1M events by default (QUERY_BENCH_EVENTS=10000000 for 10M), loaded
-// once per size and kept (database sett_bench_query_<events>; QUERY_BENCH_RELOAD=1 reloads).
-// Timed (p50 of 5 after a warm-up), each query kind: trends total, dau, weekly active, a $browser
-// breakdown and a sum over 30 days; a 3-step funnel; weekly retention; the events table.
-// Target: each API query >= 0.8 of its raw-SQL baseline (no rollups yet, so the API can at best
-// match the scan it issues).
+// persons with skewed activity (one in ten merged from a second, anonymous id), 1M events by
+// default (QUERY_BENCH_EVENTS=10000000 for 10M), loaded once per size and kept (database
+// sett_bench_query_<events>; QUERY_BENCH_RELOAD=1 reloads; indexes are built after the rows).
+// Timed (p50 and p95 of 5 after a warm-up), each query kind: trends total, dau, weekly active, a
+// $browser breakdown and a sum over 30 days; a 3-step funnel; weekly retention; the events table.
+// The baseline reads the raw events table with its indexes (never the hourly counts), so where
+// the engine reads the counts (trends total) the ratio is what they buy.
+// Target: each API query >= 0.8 of its raw-SQL baseline.
 import pg from 'pg';
-import { ensureDatabase, migrateDeploy, withDatabase, withMaintenanceClient } from '@sett/db';
+import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
 import { benchOwnerKey, fmt, freePort, startChild } from './lib';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/postgres';
@@ -20,9 +22,10 @@ async function load(url: string): Promise<{ teamId: number; key: string }> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const existing = await client.query<{ id: number; n: string; priced: boolean }>(
+    const existing = await client.query<{ id: number; n: string; priced: boolean; merged: boolean }>(
       `SELECT t.id, (SELECT count(*) FROM events e WHERE e.team_id = t.id) AS n,
-              EXISTS (SELECT 1 FROM events e WHERE e.team_id = t.id AND e.properties ? 'price') AS priced
+              EXISTS (SELECT 1 FROM events e WHERE e.team_id = t.id AND e.properties ? 'price') AS priced,
+              EXISTS (SELECT 1 FROM person_distinct_ids d WHERE d.team_id = t.id AND d.distinct_id LIKE 'a%') AS merged
          FROM teams t WHERE t.name = 'Query bench'`,
     );
     let teamId = existing.rows[0]?.id;
@@ -31,9 +34,12 @@ async function load(url: string): Promise<{ teamId: number; key: string }> {
       teamId === undefined ||
       Number(existing.rows[0]!.n) !== EVENTS ||
       !existing.rows[0]!.priced ||
+      !existing.rows[0]!.merged ||
       process.env.QUERY_BENCH_RELOAD
     ) {
-      await client.query('TRUNCATE events, person_distinct_ids, persons, teams, organizations CASCADE');
+      await client.query(
+        'TRUNCATE events, event_counts_hourly, person_distinct_ids, persons, teams, organizations CASCADE',
+      );
       const org = (
         await client.query<{ id: string }>(
           `INSERT INTO organizations (id, name, slug) VALUES (gen_random_uuid(), 'Bench', 'bench-query') RETURNING id`,
@@ -50,27 +56,52 @@ async function load(url: string): Promise<{ teamId: number; key: string }> {
         `INSERT INTO persons (uuid, team_id) SELECT gen_random_uuid(), $1 FROM generate_series(1, ${PERSONS})`,
         [teamId],
       );
+      // Every person has the id u<n>; one in ten was merged from an anonymous id a<n>, whose
+      // events count as the same person.
       await client.query(
         `INSERT INTO person_distinct_ids (team_id, distinct_id, person_id)
-         SELECT $1, 'u' || row_number() OVER (ORDER BY id), id FROM persons WHERE team_id = $1`,
+         SELECT $1, prefix || n, id
+           FROM (SELECT id, row_number() OVER (ORDER BY id) AS n FROM persons WHERE team_id = $1) p,
+                LATERAL (VALUES ('u'), ('a')) AS v(prefix)
+          WHERE prefix = 'u' OR n <= ${PERSONS / 10}`,
         [teamId],
       );
+      // The load: rows generated in the database (nothing crosses the socket, which is what COPY
+      // would save), with the secondary indexes dropped and the hourly counts' trigger off, then
+      // the indexes built and the counts computed once over the loaded rows.
+      const indexes = (
+        await client.query<{ name: string; def: string }>(
+          `SELECT indexname AS name, indexdef AS def FROM pg_indexes
+            WHERE schemaname = 'public' AND tablename = 'events' AND indexname <> 'events_pkey'`,
+        )
+      ).rows;
+      for (const i of indexes) await client.query(`DROP INDEX ${quoteIdent(i.name)}`);
+      await client.query('ALTER TABLE events DISABLE TRIGGER events_counts_add');
       // Skew: event names and persons drawn by a power of a uniform number (a few dominate).
       await client.query(
         `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp, properties)
          SELECT gen_random_uuid(), $1,
                 'event_' || floor(power(random(), 3) * 50)::int,
-                'u' || (1 + floor(power(random(), 2) * ${PERSONS})::int),
+                CASE WHEN n <= ${PERSONS / 10} AND random() < 0.3 THEN 'a' ELSE 'u' END || n,
                 now() - random() * interval '30 days',
                 jsonb_build_object('$browser', (ARRAY['Chrome','Safari','Firefox','Edge'])[1 + floor(power(random(), 2) * 4)::int],
                                    'plan', CASE WHEN random() < 0.2 THEN 'pro' ELSE 'free' END,
                                    'price', floor(random() * 100)::int)
-         FROM generate_series(1, ${EVENTS})`,
+         FROM (SELECT 1 + floor(power(random(), 2) * ${PERSONS})::int AS n FROM generate_series(1, ${EVENTS})) g`,
         [teamId],
+      );
+      const loaded = Date.now();
+      // A partitioned index is listed as ON ONLY the parent; built here on every partition too.
+      for (const i of indexes) await client.query(i.def.replace(' ON ONLY ', ' ON '));
+      await client.query('ALTER TABLE events ENABLE TRIGGER events_counts_add');
+      await client.query(
+        `INSERT INTO event_counts_hourly (team_id, event, hour, count)
+         SELECT team_id, event, date_trunc('hour', timestamp, 'UTC'), count(*) FROM events GROUP BY 1, 2, 3`,
       );
       await client.query('ANALYZE');
       process.stdout.write(
-        `loaded ${fmt(EVENTS)} events, ${fmt(PERSONS)} persons in ${fmt(Date.now() - t0)} ms\n`,
+        `loaded ${fmt(EVENTS)} events, ${fmt(PERSONS)} persons in ${fmt(Date.now() - t0)} ms ` +
+          `(rows ${fmt(loaded - t0)} ms, then indexes, hourly counts and ANALYZE ${fmt(Date.now() - loaded)} ms)\n`,
       );
     }
     const key = await benchOwnerKey(client, url, teamId, ['query:read']);
@@ -80,7 +111,8 @@ async function load(url: string): Promise<{ teamId: number; key: string }> {
   }
 }
 
-async function p50(fn: () => Promise<void>): Promise<number> {
+/** p50 and p95 (of 5 runs, the slowest) after a warm-up. */
+async function timed(fn: () => Promise<void>): Promise<{ p50: number; p95: number }> {
   await fn();
   const times: number[] = [];
   for (let i = 0; i < RUNS; i++) {
@@ -89,7 +121,8 @@ async function p50(fn: () => Promise<void>): Promise<number> {
     times.push(Number(process.hrtime.bigint() - t0) / 1e6);
   }
   times.sort((a, b) => a - b);
-  return times[Math.floor(times.length / 2)]!;
+  const at = (q: number) => times[Math.min(times.length - 1, Math.ceil(q * times.length) - 1)]!;
+  return { p50: at(0.5), p95: at(0.95) };
 }
 
 export async function run(): Promise<boolean> {
@@ -107,6 +140,9 @@ export async function run(): Promise<boolean> {
       LOG_LEVEL: 'info',
       MANAGEMENT_RATE_LIMIT_PER_MINUTE: '1000000',
       MANAGEMENT_USER_RATE_LIMIT_PER_MINUTE: '1000000',
+      // At 10M events the slowest kinds take longer than an interactive deadline.
+      QUERY_TIMEOUT_MS: '600000',
+      MANAGEMENT_DATABASE_TIMEOUT_MS: '600000',
     },
     /management ready/,
   );
@@ -236,14 +272,18 @@ export async function run(): Promise<boolean> {
       ],
     ];
     process.stdout.write(`\n${fmt(EVENTS)} events; p50 of ${RUNS} runs after a warm-up\n`);
-    process.stdout.write('| query | API p50 ms | raw SQL p50 ms | ratio (SQL / API) |\n|---|---|---|---|\n');
+    process.stdout.write(
+      '| query | API p50 ms | raw SQL p50 ms | ratio | API p95 ms | raw SQL p95 ms |\n|---|---|---|---|---|---|\n',
+    );
     let ok = true;
     for (const [name, query, baseline] of cases) {
-      const apiMs = await p50(() => api(query));
-      const sqlMs = await p50(sql(baseline));
-      const ratio = sqlMs / apiMs;
+      const a = await timed(() => api(query));
+      const b = await timed(sql(baseline));
+      const ratio = b.p50 / a.p50;
       if (ratio < 0.8) ok = false;
-      process.stdout.write(`| ${name} | ${apiMs.toFixed(1)} | ${sqlMs.toFixed(1)} | ${ratio.toFixed(2)} |\n`);
+      process.stdout.write(
+        `| ${name} | ${a.p50.toFixed(1)} | ${b.p50.toFixed(1)} | ${ratio.toFixed(2)} | ${a.p95.toFixed(1)} | ${b.p95.toFixed(1)} |\n`,
+      );
     }
     process.stdout.write(`${ok ? 'PASS' : 'MISS'} every query >= 0.8 of its raw-SQL baseline\n`);
     return ok;
