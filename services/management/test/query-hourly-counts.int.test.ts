@@ -3,7 +3,8 @@
 // over the same events: zones with whole-hour offsets (UTC, New York across the end of daylight
 // saving time) and one without (Kolkata, +05:30, which must read raw rows), hour, day and week
 // buckets, ranges that start and end inside an hour, every event and one event, after deletes,
-// and concurrent batches writing the same hours in opposite orders (no deadlock, exact counts).
+// concurrent batches writing the same hours in opposite orders (no deadlock, exact counts), and
+// truncation.
 import { randomUUID } from 'node:crypto';
 import { hourlyCountsDrift } from '@sett/testing';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
@@ -241,4 +242,11 @@ it('stays exact after deletes, and under concurrent batches that write the same 
   const fromMs = Date.parse('2026-10-28T04:00:00Z');
   const toMs = Date.parse('2026-11-08T04:59:59Z');
   expectSame(answer, reference({ timeZone: 'America/New_York', interval: 'day', event: null, fromMs, toMs }));
+
+  // A truncate empties them, alone or named with them.
+  await h.pool.query('TRUNCATE events');
+  expect((await h.pool.query(`SELECT count(*)::int AS n FROM event_counts_hourly`)).rows[0].n).toBe(0);
+  await insert(events.slice(0, 10));
+  await h.pool.query('TRUNCATE events, event_counts_hourly');
+  expect(await hourlyCountsDrift(h.pool)).toEqual([]);
 });
