@@ -13,6 +13,7 @@
 // walked per person in the process, linear in those events.
 import { ValidationError } from '@sett/http';
 import type { PlanBase, QueryKind, QueryTeam } from '../engine';
+import { PERSON_KEY, PERSON_PROPERTIES, personJoins } from '../persons-sql';
 import { combine, nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
 import {
   TRENDS_INTERVALS,
@@ -258,7 +259,7 @@ export const funnelsKind: QueryKind<FunnelsQuery, FunnelsPlan> = {
     const steps = query.series.length;
     const params: unknown[] = [team.id, team.timeZone, localText(range.from), localText(range.to)];
     const bind = (value: unknown) => `$${params.push(value)}`;
-    const sources = { event: 'e.properties', person: `COALESCE(p.properties, '{}'::jsonb)` };
+    const sources = { event: 'e.properties', person: PERSON_PROPERTIES };
     const condition = (node: FunnelNode, group: PropertyGroup | undefined) => {
       const parts: string[] = [];
       if (node.event !== undefined && node.event !== null) parts.push(`e.event = ${bind(node.event)}`);
@@ -284,14 +285,14 @@ export const funnelsKind: QueryKind<FunnelsQuery, FunnelsPlan> = {
     const breakdownExpr = plan.breakdown
       ? `(${plan.breakdown.type === 'person' ? sources.person : 'e.properties'} ->> ${bind(plan.breakdown.key)})`
       : 'NULL::text';
+    // persons itself only where a filter or the breakdown reads person properties.
+    const readsPersons = [...where, breakdownExpr].some((sql) => sql.includes(PERSON_PROPERTIES));
     const sql = `SELECT array_agg(t ORDER BY ts, id) AS t, array_agg(s ORDER BY ts, id) AS s,
         array_agg(x ORDER BY ts, id) AS x, array_agg(bv ORDER BY ts, id) AS bv
-      FROM (SELECT coalesce(p.uuid::text, 'd:' || e.distinct_id) AS pk, e.timestamp AS ts, e.uuid AS id,
+      FROM (SELECT ${PERSON_KEY} AS pk, e.timestamp AS ts, e.uuid AS id,
                    (extract(epoch FROM e.timestamp) * 1000)::float8 AS t,
                    (${mask(stepConds)})::int AS s, (${mask(exclConds)})::int AS x, ${breakdownExpr} AS bv
-              FROM events e
-              LEFT JOIN person_distinct_ids pdi ON pdi.team_id = e.team_id AND pdi.distinct_id = e.distinct_id
-              LEFT JOIN persons p ON p.id = pdi.person_id
+              FROM events e ${personJoins({ identity: true, properties: readsPersons })}
              WHERE ${where.join(' AND ')}) ev
       GROUP BY pk`;
     const { rows } = await db.query<{ t: number[]; s: number[]; x: number[]; bv: Array<string | null> }>(

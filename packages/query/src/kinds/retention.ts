@@ -16,6 +16,7 @@
 // period, joined on the person.
 import { ValidationError } from '@sett/http';
 import type { PlanBase, QueryKind, QueryTeam } from '../engine';
+import { PERSON_KEY, PERSON_PROPERTIES, personJoins } from '../persons-sql';
 import { combine, nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
 import {
   bucketStart,
@@ -217,7 +218,7 @@ export const retentionKind: QueryKind<RetentionQuery, RetentionPlan> = {
     const end = shift(plan.start, UNIT_OF[plan.period], plan.cohorts);
     const params: unknown[] = [team.id, team.timeZone, localText(plan.start), localText(end)];
     const bind = (value: unknown) => `$${params.push(value)}`;
-    const sources = { event: 'e.properties', person: `COALESCE(p.properties, '{}'::jsonb)` };
+    const sources = { event: 'e.properties', person: PERSON_PROPERTIES };
     const index = periodIndexSql(plan.period, '$3', '$2');
     const inRange = `e.timestamp >= ($3::timestamp AT TIME ZONE $2) AND e.timestamp < ($4::timestamp AT TIME ZONE $2)`;
     const conditions = (entity: Entity | undefined, group: PropertyGroup | undefined) => {
@@ -227,10 +228,15 @@ export const retentionKind: QueryKind<RetentionQuery, RetentionPlan> = {
       if (plan.queryFilters) parts.push(propertyFilterSql(plan.queryFilters, sources, bind, now));
       return parts.join(' AND ');
     };
-    const personKey = `coalesce(p.uuid::text, 'd:' || e.distinct_id)`;
-    const join = `LEFT JOIN person_distinct_ids pdi ON pdi.team_id = e.team_id AND pdi.distinct_id = e.distinct_id
-      LEFT JOIN persons p ON p.id = pdi.person_id`;
+    const personKey = PERSON_KEY;
     const breakdownExpr = plan.breakdown ? `(${sources.person} ->> ${bind(plan.breakdown)})` : 'NULL::text';
+    // persons itself only where a filter or the breakdown (always a person property) reads them.
+    const readsPersons =
+      plan.breakdown !== undefined ||
+      JSON.stringify([plan.targetFilters, plan.returningFilters, plan.queryFilters]).includes(
+        '"type":"person"',
+      );
+    const join = personJoins({ identity: true, properties: readsPersons });
     const target = firstTime
       ? `SELECT pk, min(i) AS i, min(bv) AS bv FROM (
            SELECT ${personKey} AS pk, ${breakdownExpr} AS bv, e.timestamp AS ts,

@@ -26,6 +26,7 @@
 import { ValidationError } from '@sett/http';
 import type { PlanBase, QueryKind, QueryTeam } from '../engine';
 import { nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
+import { PERSON_KEY, PERSON_PROPERTIES, personJoins } from '../persons-sql';
 import type { Statements } from '../statements';
 import {
   TRENDS_INTERVALS,
@@ -240,13 +241,8 @@ export interface TrendsResult {
   compare_label?: 'current' | 'previous';
 }
 
-// The person an event counts as (its distinct id's current person, else the id itself) and that
-// person's properties now (none without a person), from one join of the person tables, made only
-// when the query needs a person.
-const PERSON_JOIN = `LEFT JOIN person_distinct_ids pdi ON pdi.team_id = e.team_id AND pdi.distinct_id = e.distinct_id
-    LEFT JOIN persons p ON p.id = pdi.person_id`;
-const PERSON_PROPERTIES = `COALESCE(p.properties, '{}'::jsonb)`;
-const PERSON_OF_EVENT = `coalesce(p.uuid::text, 'd:' || e.distinct_id)`;
+// The person an event counts as and that person's properties now: persons-sql.ts.
+const PERSON_OF_EVENT = PERSON_KEY;
 const groupJoin = (n: number) =>
   `LEFT JOIN groups g${n} ON g${n}.team_id = e.team_id AND g${n}.group_type_index = ${n} AND g${n}.group_key = e.group_${n}`;
 const SOURCES: Record<string, string> = {
@@ -264,10 +260,10 @@ const numericOf = (json: string) => {
 };
 
 /** Which person or group tables a filter group needs. */
-function joinsOf(group: PropertyGroup | undefined, into: { person: boolean; groups: Set<number> }): void {
+function joinsOf(group: PropertyGroup | undefined, into: { properties: boolean; groups: Set<number> }): void {
   if (!group) return;
   const text = JSON.stringify(group);
-  if (text.includes('"type":"person"')) into.person = true;
+  if (text.includes('"type":"person"')) into.properties = true;
   for (const n of [0, 1, 2, 3, 4]) if (text.includes(`"type":"group_${n}"`)) into.groups.add(n);
 }
 
@@ -426,6 +422,9 @@ function bucketSql(interval: TrendsInterval, column = 'e.timestamp'): string {
 /** What a series counts, as an aggregate over its rows. */
 interface Measure {
   aggregate: string;
+  /** For distinct counts: what is counted. Its rows are made distinct per bucket first, then
+   * counted (a hash aggregate, where count(DISTINCT) sorts each bucket's rows). */
+  distinct?: string;
   /** Sums over buckets give the number over the range (else a second pass counts it). */
   additive: boolean;
   person: boolean;
@@ -439,27 +438,35 @@ const UNIT_DAYS: Record<TrendsInterval, number> = { hour: 1 / 24, day: 1, week: 
 function measureOf(node: EventsNode, interval: TrendsInterval, bind: (v: unknown) => string): Measure {
   const math = node.math ?? 'total';
   const persons = `count(DISTINCT ${PERSON_OF_EVENT})`;
+  const person = { aggregate: persons, distinct: PERSON_OF_EVENT, additive: false, person: true };
   switch (math) {
     case 'total':
       return { aggregate: 'count(*)', additive: true, person: false };
     case 'dau':
-      return { aggregate: persons, additive: false, person: true };
+      return person;
     case 'weekly_active':
     case 'monthly_active': {
       const days = math === 'weekly_active' ? 7 : 28;
       // A bucket as long as the window is its distinct persons (PostHog: weekly_active by week is dau).
-      if (UNIT_DAYS[interval] >= days) return { aggregate: persons, additive: false, person: true };
-      return { aggregate: persons, additive: false, person: true, rollingDays: days };
+      if (UNIT_DAYS[interval] >= days) return person;
+      return { ...person, rollingDays: days };
     }
     case 'unique_session':
       return {
         aggregate: `count(DISTINCT NULLIF(e.properties ->> '$session_id', ''))`,
+        distinct: `NULLIF(e.properties ->> '$session_id', '')`,
         additive: false,
         person: false,
       };
     case 'unique_group': {
       const n = node.math_group_type_index!;
-      return { aggregate: `count(DISTINCT e.group_${n})`, additive: false, person: false, group: n };
+      return {
+        aggregate: `count(DISTINCT e.group_${n})`,
+        distinct: `e.group_${n}`,
+        additive: false,
+        person: false,
+        group: n,
+      };
     }
     default: {
       const value = numericOf(`(e.properties -> ${bind(node.math_property!)})`);
@@ -498,7 +505,7 @@ export async function runTrends(
       const params: unknown[] = [teamId, timeZone, localText(range.from), localText(range.to)];
       const bind = (value: unknown) => `$${params.push(value)}`;
       const measure = measureOf(node, interval, bind);
-      const joins = { person: measure.person, groups: new Set<number>() };
+      const joins = { identity: measure.person, properties: false, groups: new Set<number>() };
       if (measure.group !== undefined) joins.groups.add(measure.group);
       const conditions = ['e.team_id = $1'];
       if (event !== null) conditions.push(`e.event = ${bind(event)}`);
@@ -510,13 +517,13 @@ export async function runTrends(
       let breakdownExpr = 'NULL::text';
       if (breakdown) {
         const parts = breakdown.exprs.map((b) => {
-          if (b.source === 'person') joins.person = true;
+          if (b.source === 'person') joins.properties = true;
           if (b.source.startsWith('group_')) joins.groups.add(Number(b.source.slice(6)));
           return `(${SOURCES[b.source]} ->> ${bind(b.key)})`;
         });
         breakdownExpr = breakdown.multiple ? `(jsonb_build_array(${parts.join(', ')})::text)` : parts[0]!;
       }
-      const from = `${joins.person ? PERSON_JOIN : ''} ${[...joins.groups].map(groupJoin).join(' ')}`;
+      const from = `${personJoins(joins)} ${[...joins.groups].map(groupJoin).join(' ')}`;
       const where = conditions.join(' AND ');
       // Distinct counts over the range are not the sum of the buckets': a second pass counts them
       // (it ranks breakdown values and gives the totals displays).
@@ -549,6 +556,34 @@ export async function runTrends(
 
       /** The rows (bucket, value, number) of this series over `extra` conditions. */
       const statement = (extra: string, valueExpr: string) => {
+        if (measure.rollingDays && measure.distinct && interval === 'day') {
+          // Distinct persons over the `days` days ending with each day, from one pass: each
+          // (value, person, local day) once; a person's active day d covers the windows ending on
+          // d to d + days - 1, less those its previous active day covered already, so each adds
+          // +1 where its new coverage starts and -1 where it ends, and a window's count is the
+          // running sum of those steps up to its day. Reads each event once instead of `days`
+          // times.
+          const days = measure.rollingDays;
+          return `WITH active AS (
+              SELECT DISTINCT ${valueExpr} AS bv, ${measure.distinct} AS pk, (e.timestamp AT TIME ZONE $2)::date AS day
+                FROM events e ${from}
+               WHERE ${where}${extra}
+                 AND e.timestamp >= (($3::timestamp - interval '${days - 1} days') AT TIME ZONE $2)
+                 AND e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)
+                 AND ${measure.distinct} IS NOT NULL),
+            spans AS (SELECT bv, day, lag(day) OVER (PARTITION BY bv, pk ORDER BY day) AS prev FROM active),
+            steps AS (
+              SELECT bv, at, sum(d) AS d FROM (
+                SELECT bv, CASE WHEN prev IS NULL THEN day ELSE greatest(day, prev + ${days}) END AS at, 1 AS d FROM spans
+                UNION ALL SELECT bv, day + ${days}, -1 FROM spans) x
+              GROUP BY 1, 2),
+            running AS (SELECT bv, at, sum(d) OVER (PARTITION BY bv ORDER BY at) AS n FROM steps)
+            SELECT to_char(g.day, 'YYYY-MM-DD HH24:MI:SS') AS bucket, v.bv,
+                   (SELECT r.n FROM running r WHERE r.bv IS NOT DISTINCT FROM v.bv AND r.at <= g.day::date
+                     ORDER BY r.at DESC LIMIT 1) AS n
+              FROM generate_series($3::date::timestamp, $4::date::timestamp, interval '1 day') AS g(day)
+             CROSS JOIN (SELECT DISTINCT bv FROM steps) v`;
+        }
         if (measure.rollingDays) {
           // Each bucket's window: the `rollingDays` days before its end.
           const unit = ({ hour: 'h', day: 'd', week: 'w', month: 'm' } as const)[interval];
@@ -567,6 +602,17 @@ export async function runTrends(
         const bucket = bucketSql(interval);
         if (countsServe) return countsStatement(bucket, event === null ? '' : ` AND c.event = $5`);
         const inRange = `e.timestamp >= ($3::timestamp AT TIME ZONE $2) AND e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)`;
+        if (measure.distinct) {
+          // Each (bucket, value, counted) once, then counted; the range's own count the same way.
+          const rows = `SELECT DISTINCT ${bucket} AS bucket, ${valueExpr} AS bv, ${measure.distinct} AS pk
+            FROM events e ${from} WHERE ${where} AND ${inRange}${extra}`;
+          let sql = `SELECT to_char(bucket, 'YYYY-MM-DD HH24:MI:SS') AS bucket, bv, count(pk) AS n
+            FROM (${rows}) d GROUP BY d.bucket, bv`;
+          if (wholePass)
+            sql += ` UNION ALL SELECT NULL, bv, count(pk) FROM (SELECT DISTINCT ${valueExpr} AS bv,
+              ${measure.distinct} AS pk FROM events e ${from} WHERE ${where} AND ${inRange}${extra}) w GROUP BY bv`;
+          return sql;
+        }
         let sql = `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${valueExpr} AS bv, ${measure.aggregate} AS n
           FROM events e ${from} WHERE ${where} AND ${inRange}${extra} GROUP BY ${bucket}, 2`;
         if (wholePass)
