@@ -22,7 +22,7 @@ export {
 } from './property-filters';
 export type { PropertyGroup, PropertyLeaf, PropertyOperator, PropertySource } from './property-filters';
 export { MAX_BUCKETS, TRENDS_INTERVALS } from './time-range';
-export { MAX_ANSWER_POINTS, trendsKind } from './kinds/trends';
+export { BREAKDOWN_COUNTED_PROPERTIES, MAX_ANSWER_POINTS, trendsKind } from './kinds/trends';
 export { eventsKind } from './kinds/events';
 export { funnelsKind } from './kinds/funnels';
 export { retentionKind } from './kinds/retention';

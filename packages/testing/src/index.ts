@@ -11,4 +11,4 @@ export type { KafkaProxy, KafkaProxyOptions, KafkaProxySaslMechanism } from './k
 export { freePort } from './ports';
 export { waitFor } from './wait-for';
 export type { WaitForOptions } from './wait-for';
-export { hourlyCountsDrift } from './hourly-counts';
+export { hourlyCountsDrift, propertyCountsDrift } from './hourly-counts';

@@ -6,7 +6,8 @@
 // concurrent batches writing the same hours in opposite orders (no deadlock, exact counts), and
 // truncation.
 import { randomUUID } from 'node:crypto';
-import { hourlyCountsDrift } from '@sett/testing';
+import { BREAKDOWN_COUNTED_PROPERTIES } from '@sett/query';
+import { hourlyCountsDrift, propertyCountsDrift } from '@sett/testing';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
 let h: Harness;
@@ -17,7 +18,14 @@ interface Ev {
   uuid: string;
   event: string;
   at: number; // epoch ms
+  /** $browser: a name, a number (its text is the value), absent, or overlong. */
+  browser?: string | number;
 }
+
+const NULL_VALUE = '$$_posthog_breakdown_null_$$';
+const OVERLONG = 'x'.repeat(300);
+/** The day overlong values were sent on: ranges over it read the raw rows. */
+const OVERLONG_DAY = Date.parse('2026-11-05T00:00:00Z');
 
 // A fixed pseudo-random sequence (mulberry32), so a failure can be replayed.
 function random(seed: number): () => number {
@@ -37,10 +45,16 @@ let events: Ev[] = [];
 
 async function insert(batch: Ev[]): Promise<void> {
   await h.pool.query(
-    `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp)
-     SELECT u, $1, e, 'd', t FROM unnest($2::uuid[], $3::text[], $4::timestamptz[]) AS x(u, e, t)
+    `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp, properties)
+     SELECT u, $1, e, 'd', t, p FROM unnest($2::uuid[], $3::text[], $4::timestamptz[], $5::jsonb[]) AS x(u, e, t, p)
      ON CONFLICT (team_id, uuid) DO NOTHING`,
-    [f.teamA.id, batch.map((e) => e.uuid), batch.map((e) => e.event), batch.map((e) => new Date(e.at))],
+    [
+      f.teamA.id,
+      batch.map((e) => e.uuid),
+      batch.map((e) => e.event),
+      batch.map((e) => new Date(e.at)),
+      batch.map((e) => JSON.stringify(e.browser === undefined ? {} : { $browser: e.browser, $os: 'Linux' })),
+    ],
   );
 }
 
@@ -87,6 +101,7 @@ async function trend(opts: {
   event: string | null;
   from: string;
   to: string;
+  breakdown?: boolean;
 }): Promise<Map<string, number>> {
   await h.prisma.team.update({ where: { id: f.teamA.id }, data: { timezone: opts.timeZone } });
   const res = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
@@ -95,12 +110,16 @@ async function trend(opts: {
       interval: opts.interval,
       series: [{ kind: 'EventsNode', event: opts.event }],
       dateRange: { date_from: opts.from, date_to: opts.to, explicitDate: true },
+      ...(opts.breakdown ? { breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' } } : {}),
     },
     refresh: 'force_blocking',
   });
   expect(res.status).toBe(200);
-  const r = res.body.results[0];
-  return new Map((r.days as string[]).map((d, i) => [d, r.data[i] as number]));
+  // Keyed by bucket, and by breakdown value after a '|' with a breakdown.
+  const out = new Map<string, number>();
+  for (const r of res.body.results as Array<{ days: string[]; data: number[]; breakdown_value?: string }>)
+    r.days.forEach((d, i) => out.set(opts.breakdown ? `${d}|${r.breakdown_value}` : d, r.data[i]!));
+  return out;
 }
 
 function reference(opts: {
@@ -109,13 +128,15 @@ function reference(opts: {
   event: string | null;
   fromMs: number;
   toMs: number;
+  breakdown?: boolean;
 }): Map<string, number> {
   const out = new Map<string, number>();
   for (const e of events) {
     if (opts.event !== null && e.event !== opts.event) continue;
     // date_to is inclusive to the second.
     if (e.at < opts.fromMs || e.at >= opts.toMs + 1000) continue;
-    const b = bucketOf(e.at, opts.timeZone, opts.interval);
+    const day = bucketOf(e.at, opts.timeZone, opts.interval);
+    const b = opts.breakdown ? `${day}|${e.browser === undefined ? NULL_VALUE : String(e.browser)}` : day;
     out.set(b, (out.get(b) ?? 0) + 1);
   }
   return out;
@@ -131,18 +152,24 @@ beforeAll(async () => {
   f = await seed(h.prisma);
   key = await createKey(h.prisma, f.alice.id, ['query:read']);
   const next = random(7);
+  const BROWSERS = ['Chrome', 'Safari', 'Firefox', 42, undefined];
   events = Array.from({ length: 3000 }, () => ({
     uuid: randomUUID(),
     event: NAMES[Math.floor(next() ** 2 * NAMES.length)]!,
+    browser: BROWSERS[Math.floor(next() * BROWSERS.length)],
     // Whole seconds, some exactly on the hour.
     at:
       START +
       (next() < 0.05 ? Math.floor(next() * 192) * 3_600_000 : Math.floor((next() * SPAN) / 1000) * 1000),
   }));
+  // A few overlong values, all on one day.
+  for (const e of events)
+    if (e.at >= OVERLONG_DAY && e.at < OVERLONG_DAY + 86_400_000 && next() < 0.1) e.browser = OVERLONG;
   for (let i = 0; i < events.length; i += 500) await insert(events.slice(i, i + 500));
   // A redelivered batch stores nothing and counts nothing.
   await insert(events.slice(0, 700));
   expect(await hourlyCountsDrift(h.pool)).toEqual([]);
+  expect(await propertyCountsDrift(h.pool)).toEqual([]);
 });
 
 afterAll(async () => {
@@ -192,6 +219,66 @@ it('reads the hourly counts where offsets are whole hours, and the raw rows wher
   }
 });
 
+it.each([
+  { timeZone: 'UTC', interval: 'day' as const, event: null },
+  { timeZone: 'America/New_York', interval: 'hour' as const, event: 'pageview' },
+  { timeZone: 'America/New_York', interval: 'day' as const, event: 'pageview' },
+  { timeZone: 'Asia/Kolkata', interval: 'day' as const, event: null },
+])(
+  'a $browser breakdown ($timeZone by $interval, event $event) equals the reference, with and without overlong values in range',
+  async (c) => {
+    const ranges = [
+      // Before the overlong day: the property counts answer.
+      [START + 86_400_000 + 3_600_000 * 5 + 61_000, OVERLONG_DAY - 3_600_000 * 30 - 7_000],
+      // Over it: the raw rows answer.
+      [START + 86_400_000 + 3_600_000 * 5 + 61_000, OVERLONG_DAY + 86_400_000 + 3_600_000 * 3 + 5_000],
+    ];
+    for (const [fromMs, toMs] of ranges) {
+      const answer = await trend({
+        ...c,
+        from: wall(fromMs!, c.timeZone),
+        to: wall(toMs!, c.timeZone),
+        breakdown: true,
+      });
+      expectSame(answer, reference({ ...c, fromMs: fromMs!, toMs: toMs!, breakdown: true }));
+    }
+  },
+);
+
+it('the trigger counts exactly the properties the engine reads from the counts', async () => {
+  const { rows } = await h.pool.query<{ d: string }>(
+    `SELECT pg_get_functiondef('event_counts_hourly_add'::regproc) AS d`,
+  );
+  const list = /ARRAY\[([^\]]+)\]/.exec(rows[0]!.d)![1]!;
+  expect([...list.matchAll(/'([^']+)'/g)].map((m) => m[1])).toEqual([...BREAKDOWN_COUNTED_PROPERTIES]);
+});
+
+it('reads the property counts for a breakdown by a counted property', async () => {
+  const range = {
+    timeZone: 'UTC',
+    interval: 'day' as const,
+    event: 'pageview',
+    from: '2026-10-30',
+    to: '2026-11-03',
+  };
+  const before = await trend({ ...range, breakdown: true });
+  await h.pool.query(
+    `UPDATE event_property_counts_hourly SET count = count + 1 WHERE event = 'pageview' AND value = 'Safari'`,
+  );
+  try {
+    const after = await trend({ ...range, breakdown: true });
+    const total = (m: Map<string, number>, value: string) =>
+      [...m].filter(([k]) => k.endsWith(`|${value}`)).reduce((a, [, n]) => a + n, 0);
+    expect(total(after, 'Safari')).toBeGreaterThan(total(before, 'Safari'));
+    // The events without the property are the hour's count less its values': one fewer each.
+    expect(total(after, NULL_VALUE)).toBeLessThan(total(before, NULL_VALUE));
+  } finally {
+    await h.pool.query(
+      `UPDATE event_property_counts_hourly SET count = count - 1 WHERE event = 'pageview' AND value = 'Safari'`,
+    );
+  }
+});
+
 it('stays exact after deletes, and under concurrent batches that write the same hours in opposite orders', async () => {
   // A deletion job's statement: a person's events, through events.
   const gone = new Set(events.filter((_, i) => i % 7 === 0).map((e) => e.uuid));
@@ -201,6 +288,7 @@ it('stays exact after deletes, and under concurrent batches that write the same 
   ]);
   events = events.filter((e) => !gone.has(e.uuid));
   expect(await hourlyCountsDrift(h.pool)).toEqual([]);
+  expect(await propertyCountsDrift(h.pool)).toEqual([]);
 
   // Two writers, each in a transaction, over the same hours: one in time order, one reversed.
   const next = random(11);
@@ -231,6 +319,7 @@ it('stays exact after deletes, and under concurrent batches that write the same 
   await Promise.all([writer(a), writer(b)]);
   events.push(...a.flat(), ...b.flat());
   expect(await hourlyCountsDrift(h.pool)).toEqual([]);
+  expect(await propertyCountsDrift(h.pool)).toEqual([]);
 
   const answer = await trend({
     timeZone: 'America/New_York',

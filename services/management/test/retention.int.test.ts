@@ -6,7 +6,7 @@
 // rows of their range moved in.
 import { randomUUID } from 'node:crypto';
 import { createPgPool } from '@sett/db';
-import { createTestDatabase, hourlyCountsDrift, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, hourlyCountsDrift, propertyCountsDrift, type TestDatabase } from '@sett/testing';
 import type pg from 'pg';
 import { addMonths, monthPartition, monthStart, uuidv7At } from '../src/retention/partition-plan';
 import { listPartitions, runRetention } from '../src/retention/retention-job';
@@ -37,7 +37,8 @@ async function team(retentionDays: number | null, deleted = false): Promise<numb
 
 async function insert(teamId: number, uuid: string, timestamp: Date, tag: string) {
   await pool.query(
-    `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp) VALUES ($1, $2, $3, 'd', $4)`,
+    `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp, properties)
+     VALUES ($1, $2, $3, 'd', $4, jsonb_build_object('$browser', $3::text))`,
     [uuid, teamId, tag, timestamp],
   );
 }
@@ -129,6 +130,7 @@ it('drops what is past each project retention, and only that', async () => {
   expect(progress.rows_deleted).toBe(4);
   // The hourly counts lost what the dropped partition and the deletes removed, and only that.
   expect(await hourlyCountsDrift(pool)).toEqual([]);
+  expect(await propertyCountsDrift(pool)).toEqual([]);
   expect(
     (await pool.query(`SELECT count(*)::int AS n FROM event_counts_hourly WHERE team_id = $1`, [short]))
       .rows[0].n,
@@ -181,6 +183,7 @@ it('creates partitions ahead and moves the default partition rows of their range
   expect(await partitionOf('v4-far-future-prefix')).toBe(`events_partitions.${p.name}`);
   // Moved into its partition without being counted twice.
   expect(await hourlyCountsDrift(pool)).toEqual([]);
+  expect(await propertyCountsDrift(pool)).toEqual([]);
   // A v7 event of that month now lands in its partition.
   await insert(t, uuidv7At(far.getTime() + 1000), now, 'v7-far');
   expect(await partitionOf('v7-far')).toBe(`events_partitions.${p.name}`);

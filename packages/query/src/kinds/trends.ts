@@ -203,6 +203,17 @@ export interface BreakdownFilter {
   breakdowns?: BreakdownProperty[];
 }
 
+/** The event properties whose values ingestion counts per hour (event_property_counts_hourly, by
+ * the trigger its migration defines with this same list): a trends total broken down by one of
+ * them reads those counts. */
+export const BREAKDOWN_COUNTED_PROPERTIES = [
+  '$browser',
+  '$os',
+  '$current_url',
+  '$pathname',
+  '$referring_domain',
+] as const;
+
 /** PostHog's breakdown values for "every other value" and for events without the property. */
 export const BREAKDOWN_OTHER = '$$_posthog_breakdown_other_$$';
 export const BREAKDOWN_NULL = '$$_posthog_breakdown_null_$$';
@@ -531,27 +542,59 @@ export async function runTrends(
       // Events counted with no filter or breakdown: whole hours from the hourly counts, the partial
       // hours at either end of the range from the raw rows (exact: the counts change in the same
       // transaction as the events). Only where each UTC hour falls in one bucket of the zone.
-      const countsServe =
+      // A breakdown by one of the counted event properties reads their hourly counts the same way.
+      const countedProperty =
+        breakdown && !breakdown.multiple && breakdown.exprs[0]!.source === 'event'
+          ? BREAKDOWN_COUNTED_PROPERTIES.find((k) => k === breakdown.exprs[0]!.key)
+          : undefined;
+      let countsServe =
         (node.math ?? 'total') === 'total' &&
         conditions.length === (event === null ? 1 : 2) &&
-        !breakdown &&
+        (!breakdown || countedProperty !== undefined) &&
         wholeHourOffsets(range.from, range.to, timeZone);
-      const countsStatement = (bucket: string, eventCondition: string) => {
-        const lo = `($3::timestamp AT TIME ZONE $2)`;
-        const hi = `(($4::timestamp + interval '1 second') AT TIME ZONE $2)`;
-        // The first whole hour at or after lo, and the end of the last whole hour before hi.
-        const h0 = `(date_trunc('hour', ${lo} - interval '1 microsecond', 'UTC') + interval '1 hour')`;
-        const h1 = `greatest(date_trunc('hour', ${hi}, 'UTC'), ${h0})`;
-        return `SELECT to_char(bucket, 'YYYY-MM-DD HH24:MI:SS') AS bucket, NULL::text AS bv, sum(n) AS n FROM (
-            SELECT ${bucketSql(interval, 'c.hour')} AS bucket, c.count AS n FROM event_counts_hourly c
-             WHERE c.team_id = $1${eventCondition} AND c.hour >= ${h0} AND c.hour < ${h1}
+      const lo = `($3::timestamp AT TIME ZONE $2)`;
+      const hi = `(($4::timestamp + interval '1 second') AT TIME ZONE $2)`;
+      // The first whole hour at or after lo, and the end of the last whole hour before hi.
+      const h0 = `(date_trunc('hour', ${lo} - interval '1 microsecond', 'UTC') + interval '1 hour')`;
+      const h1 = `greatest(date_trunc('hour', ${hi}, 'UTC'), ${h0})`;
+      const eventCondition = event === null ? '' : ` AND c.event = $5`;
+      if (countsServe && countedProperty !== undefined) {
+        // A value too long to be kept in the counts, within the range: the raw rows answer.
+        const own = [...params.slice(0, event === null ? 4 : 5), countedProperty];
+        const overlong = await db.query<{ any: boolean }>(
+          `SELECT EXISTS (SELECT 1 FROM event_property_counts_hourly c
+             WHERE c.team_id = $1${eventCondition} AND c.property = $${own.length} AND c.overlong
+               AND c.hour >= ${h0} AND c.hour < ${h1}) AS any`,
+          own,
+        );
+        if (overlong.rows[0]?.any) countsServe = false;
+      }
+      const countsStatement = (bucket: string, valueExpr: string) => {
+        const hours = `c.team_id = $1${eventCondition} AND c.hour >= ${h0} AND c.hour < ${h1}`;
+        const countedHours = `SELECT ${bucketSql(interval, 'c.hour')} AS bucket, NULL::text AS bv, c.count AS n
+             FROM event_counts_hourly c WHERE ${hours}`;
+        // By value: each value's counts, and the events without the property (the hour's count
+        // less its values'); a value whose counts net to nothing is not one the range holds.
+        const byValue = () => {
+          const key = bind(countedProperty);
+          return `SELECT ${bucketSql(interval, 'c.hour')} AS bucket, c.value AS bv, c.count AS n
+                FROM event_property_counts_hourly c
+               WHERE ${hours} AND c.property = ${key} AND NOT c.overlong
+              UNION ALL
+              SELECT ${bucketSql(interval, 'c.hour')}, NULL, -c.count FROM event_property_counts_hourly c
+               WHERE ${hours} AND c.property = ${key}
+              UNION ALL
+              ${countedHours}`;
+        };
+        return `SELECT to_char(bucket, 'YYYY-MM-DD HH24:MI:SS') AS bucket, bv, sum(n) AS n FROM (
+            ${countedProperty === undefined ? countedHours : byValue()}
             UNION ALL
-            SELECT ${bucket}, 1 FROM events e
+            SELECT ${bucket}, ${valueExpr}, 1 FROM events e
              WHERE ${where} AND e.timestamp >= ${lo} AND e.timestamp < least(${h0}, ${hi})
             UNION ALL
-            SELECT ${bucket}, 1 FROM events e
+            SELECT ${bucket}, ${valueExpr}, 1 FROM events e
              WHERE ${where} AND e.timestamp >= ${h1} AND e.timestamp < ${hi}
-          ) s GROUP BY bucket`;
+          ) s GROUP BY bucket, bv HAVING sum(n) <> 0`;
       };
 
       /** The rows (bucket, value, number) of this series over `extra` conditions. */
@@ -600,7 +643,7 @@ export async function runTrends(
            WHERE ${where}${extra} GROUP BY w.start, 2`;
         }
         const bucket = bucketSql(interval);
-        if (countsServe) return countsStatement(bucket, event === null ? '' : ` AND c.event = $5`);
+        if (countsServe) return countsStatement(bucket, valueExpr);
         const inRange = `e.timestamp >= ($3::timestamp AT TIME ZONE $2) AND e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)`;
         if (measure.distinct) {
           // Each (bucket, value, counted) once, then counted; the range's own count the same way.

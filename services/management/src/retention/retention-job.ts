@@ -7,6 +7,7 @@
 //   project) is detached and dropped: constant cost, whatever its size;
 // - otherwise each project's expired rows in that partition (and in the default partition) are
 //   deleted in bounded batches through the partition's (team_id, timestamp) index.
+import { BREAKDOWN_COUNTED_PROPERTIES } from '@sett/query';
 import type pg from 'pg';
 import type { JobHandler } from '../jobs/job-runner';
 import {
@@ -219,6 +220,27 @@ async function dropIfExpired(pool: pg.Pool, name: string, now: Date): Promise<bo
           AND l.team_id = c.team_id AND l.event = c.event AND l.hour = c.hour`,
     );
     await client.query(`DELETE FROM event_counts_hourly WHERE count <= 0`);
+    await client.query(
+      `WITH gone AS (
+         SELECT team_id, event, key AS property, hour, length(v) > 200 AS overlong,
+                CASE WHEN length(v) > 200 THEN '' ELSE v END AS value, count(*) AS n
+           FROM (SELECT p.team_id, p.event, k.key, date_trunc('hour', p.timestamp, 'UTC') AS hour,
+                        p.properties ->> k.key AS v
+                   FROM ${q(name)} p
+                  CROSS JOIN unnest($1::text[]) AS k(key)) x
+          WHERE v IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6),
+       locked AS (
+         SELECT c.team_id, c.event, c.property, c.hour, c.overlong, c.value
+           FROM event_property_counts_hourly c JOIN gone USING (team_id, event, property, hour, overlong, value)
+          ORDER BY 1, 2, 3, 4, 5, 6 FOR UPDATE OF c)
+       UPDATE event_property_counts_hourly c SET count = c.count - gone.n FROM gone, locked l
+        WHERE (c.team_id, c.event, c.property, c.hour, c.overlong, c.value)
+            = (gone.team_id, gone.event, gone.property, gone.hour, gone.overlong, gone.value)
+          AND (l.team_id, l.event, l.property, l.hour, l.overlong, l.value)
+            = (c.team_id, c.event, c.property, c.hour, c.overlong, c.value)`,
+      [BREAKDOWN_COUNTED_PROPERTIES],
+    );
+    await client.query(`DELETE FROM event_property_counts_hourly WHERE count <= 0`);
     await client.query(`DROP TABLE ${q(name)}`);
     await client.query('COMMIT');
     return true;
