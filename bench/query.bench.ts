@@ -11,6 +11,7 @@
 // Target: each API query >= 0.8 of its raw-SQL baseline.
 import pg from 'pg';
 import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
+import { BREAKDOWN_COUNTED_PROPERTIES } from '../packages/query/src/kinds/trends';
 import { benchOwnerKey, fmt, freePort, startChild } from './lib';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/postgres';
@@ -38,7 +39,7 @@ async function load(url: string): Promise<{ teamId: number; key: string }> {
       process.env.QUERY_BENCH_RELOAD
     ) {
       await client.query(
-        'TRUNCATE events, event_counts_hourly, person_distinct_ids, persons, teams, organizations CASCADE',
+        'TRUNCATE events, event_counts_hourly, event_property_counts_hourly, person_distinct_ids, persons, teams, organizations CASCADE',
       );
       const org = (
         await client.query<{ id: string }>(
@@ -97,6 +98,14 @@ async function load(url: string): Promise<{ teamId: number; key: string }> {
       await client.query(
         `INSERT INTO event_counts_hourly (team_id, event, hour, count)
          SELECT team_id, event, date_trunc('hour', timestamp, 'UTC'), count(*) FROM events GROUP BY 1, 2, 3`,
+      );
+      await client.query(
+        `INSERT INTO event_property_counts_hourly (team_id, event, property, hour, overlong, value, count)
+         SELECT team_id, event, key, hour, length(v) > 200, CASE WHEN length(v) > 200 THEN '' ELSE v END, count(*)
+           FROM (SELECT e.team_id, e.event, k.key, date_trunc('hour', e.timestamp, 'UTC') AS hour, e.properties ->> k.key AS v
+                   FROM events e CROSS JOIN unnest($1::text[]) AS k(key)) x
+          WHERE v IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6`,
+        [BREAKDOWN_COUNTED_PROPERTIES],
       );
       await client.query('ANALYZE');
       process.stdout.write(
