@@ -231,6 +231,17 @@ export async function run(): Promise<boolean> {
         `SELECT date_trunc('day', timestamp AT TIME ZONE 'UTC'), properties->>'$browser', count(*) FROM events WHERE ${range} AND event = 'event_0' GROUP BY 1, 2`,
       ],
       [
+        'trends dau by $browser, 30 days, one event',
+        {
+          kind: 'TrendsQuery',
+          series: [{ kind: 'EventsNode', event: 'event_0', math: 'dau' }],
+          dateRange: { date_from: '-30d' },
+          breakdownFilter: { breakdown: '$browser', breakdown_type: 'event' },
+        },
+        `SELECT date_trunc('day', e.timestamp AT TIME ZONE 'UTC'), e.properties->>'$browser', count(DISTINCT ${personOf})
+           FROM ${joined} WHERE ${erange} AND e.event = 'event_0' GROUP BY 1, 2`,
+      ],
+      [
         'trends sum of price, 30 days, one event',
         {
           kind: 'TrendsQuery',
