@@ -646,15 +646,15 @@ export async function runTrends(
         if (countsServe) return countsStatement(bucket, valueExpr);
         const inRange = `e.timestamp >= ($3::timestamp AT TIME ZONE $2) AND e.timestamp < (($4::timestamp + interval '1 second') AT TIME ZONE $2)`;
         if (measure.distinct) {
-          // Each (bucket, value, counted) once, then counted; the range's own count the same way.
+          // Each (bucket, value, counted) once, then counted. The range's own count (a breakdown's
+          // ranking, the totals displays) is taken from those same rows, not from a second scan.
           const rows = `SELECT DISTINCT ${bucket} AS bucket, ${valueExpr} AS bv, ${measure.distinct} AS pk
             FROM events e ${from} WHERE ${where} AND ${inRange}${extra}`;
-          let sql = `SELECT to_char(bucket, 'YYYY-MM-DD HH24:MI:SS') AS bucket, bv, count(pk) AS n
-            FROM (${rows}) d GROUP BY d.bucket, bv`;
-          if (wholePass)
-            sql += ` UNION ALL SELECT NULL, bv, count(pk) FROM (SELECT DISTINCT ${valueExpr} AS bv,
-              ${measure.distinct} AS pk FROM events e ${from} WHERE ${where} AND ${inRange}${extra}) w GROUP BY bv`;
-          return sql;
+          const perBucket = `SELECT to_char(bucket, 'YYYY-MM-DD HH24:MI:SS') AS bucket, bv, count(pk) AS n
+            FROM d GROUP BY d.bucket, bv`;
+          if (!wholePass) return `WITH d AS (${rows}) ${perBucket}`;
+          return `WITH d AS MATERIALIZED (${rows}) ${perBucket}
+            UNION ALL SELECT NULL, bv, count(pk) FROM (SELECT DISTINCT bv, pk FROM d) w GROUP BY bv`;
         }
         let sql = `SELECT to_char(${bucket}, 'YYYY-MM-DD HH24:MI:SS') AS bucket, ${valueExpr} AS bv, ${measure.aggregate} AS n
           FROM events e ${from} WHERE ${where} AND ${inRange}${extra} GROUP BY ${bucket}, 2`;
