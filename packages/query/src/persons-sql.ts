@@ -13,3 +13,8 @@ export function personJoins(need: { identity: boolean; properties: boolean }): s
   if (need.properties) return `${IDENTITY_JOIN} ${PROPERTIES_JOIN}`;
   return need.identity ? IDENTITY_JOIN : '';
 }
+
+/** Whether any of the filter groups reads person properties (then persons must be joined). */
+export function filtersReadPersons(groups: unknown[]): boolean {
+  return JSON.stringify(groups).includes('"type":"person"');
+}

@@ -126,6 +126,23 @@ describe('FunnelsQuery', () => {
     expect(unordered.body.results[1]).toMatchObject({ action_id: null, name: 'Completed 2 steps' });
   });
 
+  it('strict order with a person property on a step: only that person, through the steps', async () => {
+    const res = await funnel({
+      series: [
+        {
+          kind: 'EventsNode',
+          event: 'view',
+          properties: [{ key: 'plan', value: 'pro', operator: 'exact', type: 'person' }],
+        },
+        { kind: 'EventsNode', event: 'signup' },
+      ],
+      funnelsFilter: { funnelOrderType: 'strict', funnelWindowInterval: 2, funnelWindowIntervalUnit: 'day' },
+    });
+    expect(res.status).toBe(200);
+    // Only P1 is on plan pro: view on id a, then signup on id b.
+    expect(counts(res.body.results)).toEqual([1, 1]);
+  });
+
   it('drops a person whose attempt has an exclusion event between its steps', async () => {
     const res = await funnel({
       series: steps('view', 'signup'),

@@ -13,7 +13,7 @@
 // walked per person in the process, linear in those events.
 import { ValidationError } from '@sett/http';
 import type { PlanBase, QueryKind, QueryTeam } from '../engine';
-import { PERSON_KEY, PERSON_PROPERTIES, personJoins } from '../persons-sql';
+import { PERSON_KEY, PERSON_PROPERTIES, filtersReadPersons, personJoins } from '../persons-sql';
 import { combine, nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
 import {
   TRENDS_INTERVALS,
@@ -285,8 +285,9 @@ export const funnelsKind: QueryKind<FunnelsQuery, FunnelsPlan> = {
     const breakdownExpr = plan.breakdown
       ? `(${plan.breakdown.type === 'person' ? sources.person : 'e.properties'} ->> ${bind(plan.breakdown.key)})`
       : 'NULL::text';
-    // persons itself only where a filter or the breakdown reads person properties.
-    const readsPersons = [...where, breakdownExpr].some((sql) => sql.includes(PERSON_PROPERTIES));
+    // persons itself only where a filter (of a step, an exclusion or the query) or the breakdown
+    // reads person properties.
+    const readsPersons = plan.breakdown?.type === 'person' || filtersReadPersons(plan.groups);
     const sql = `SELECT array_agg(t ORDER BY ts, id) AS t, array_agg(s ORDER BY ts, id) AS s,
         array_agg(x ORDER BY ts, id) AS x, array_agg(bv ORDER BY ts, id) AS bv
       FROM (SELECT ${PERSON_KEY} AS pk, e.timestamp AS ts, e.uuid AS id,
