@@ -11,7 +11,6 @@
 // Target: each API query >= 0.8 of its raw-SQL baseline.
 import pg from 'pg';
 import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
-import { BREAKDOWN_COUNTED_PROPERTIES } from '../packages/query/src/kinds/trends';
 import { benchOwnerKey, fmt, freePort, startChild } from './lib';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/postgres';
@@ -101,11 +100,9 @@ async function load(url: string): Promise<{ teamId: number; key: string }> {
       );
       await client.query(
         `INSERT INTO event_property_counts_hourly (team_id, event, property, hour, overlong, value, count)
-         SELECT team_id, event, key, hour, length(v) > 200, CASE WHEN length(v) > 200 THEN '' ELSE v END, count(*)
-           FROM (SELECT e.team_id, e.event, k.key, date_trunc('hour', e.timestamp, 'UTC') AS hour, e.properties ->> k.key AS v
-                   FROM events e CROSS JOIN unnest($1::text[]) AS k(key)) x
-          WHERE v IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6`,
-        [BREAKDOWN_COUNTED_PROPERTIES],
+         SELECT e.team_id, e.event, v.property, date_trunc('hour', e.timestamp, 'UTC'), v.overlong, v.value, count(*)
+           FROM events e CROSS JOIN LATERAL event_counted_values(e.properties) v
+          GROUP BY 1, 2, 3, 4, 5, 6`,
       );
       await client.query('ANALYZE');
       process.stdout.write(

@@ -28,12 +28,10 @@ export async function propertyCountsDrift(
 ): Promise<Array<{ key: string; counted: string | null; stored: string | null }>> {
   const { rows } = await db.query(
     `WITH raw AS (
-       SELECT team_id, event, key AS property, hour, length(v) > 200 AS overlong,
-              CASE WHEN length(v) > 200 THEN '' ELSE v END AS value, count(*) AS n
-         FROM (SELECT e.team_id, e.event, k.key, date_trunc('hour', e.timestamp, 'UTC') AS hour, e.properties ->> k.key AS v
-                 FROM events e
-                CROSS JOIN unnest(ARRAY['$browser', '$os', '$current_url', '$pathname', '$referring_domain']) AS k(key)) x
-        WHERE v IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6)
+       SELECT e.team_id, e.event, v.property, date_trunc('hour', e.timestamp, 'UTC') AS hour, v.overlong, v.value,
+              count(*) AS n
+         FROM events e CROSS JOIN LATERAL event_counted_values(e.properties) v
+        GROUP BY 1, 2, 3, 4, 5, 6)
      SELECT concat_ws(' ', coalesce(c.team_id, r.team_id), coalesce(c.event, r.event), coalesce(c.property, r.property),
                       coalesce(c.hour, r.hour), coalesce(c.overlong, r.overlong), coalesce(c.value, r.value)) AS key,
             c.count::text AS counted, r.n::text AS stored

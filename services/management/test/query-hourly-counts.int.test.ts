@@ -247,7 +247,7 @@ it.each([
 
 it('the trigger counts exactly the properties the engine reads from the counts', async () => {
   const { rows } = await h.pool.query<{ d: string }>(
-    `SELECT pg_get_functiondef('event_counts_hourly_add'::regproc) AS d`,
+    `SELECT pg_get_functiondef('event_counted_values'::regproc) AS d`,
   );
   const list = /ARRAY\[([^\]]+)\]/.exec(rows[0]!.d)![1]!;
   expect([...list.matchAll(/'([^']+)'/g)].map((m) => m[1])).toEqual([...BREAKDOWN_COUNTED_PROPERTIES]);

@@ -16,7 +16,7 @@
 // period, joined on the person.
 import { ValidationError } from '@sett/http';
 import type { PlanBase, QueryKind, QueryTeam } from '../engine';
-import { PERSON_KEY, PERSON_PROPERTIES, personJoins } from '../persons-sql';
+import { PERSON_KEY, PERSON_PROPERTIES, filtersReadPersons, personJoins } from '../persons-sql';
 import { combine, nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
 import {
   bucketStart,
@@ -231,11 +231,7 @@ export const retentionKind: QueryKind<RetentionQuery, RetentionPlan> = {
     const personKey = PERSON_KEY;
     const breakdownExpr = plan.breakdown ? `(${sources.person} ->> ${bind(plan.breakdown)})` : 'NULL::text';
     // persons itself only where a filter or the breakdown (always a person property) reads them.
-    const readsPersons =
-      plan.breakdown !== undefined ||
-      JSON.stringify([plan.targetFilters, plan.returningFilters, plan.queryFilters]).includes(
-        '"type":"person"',
-      );
+    const readsPersons = plan.breakdown !== undefined || filtersReadPersons(plan.groups);
     const join = personJoins({ identity: true, properties: readsPersons });
     const target = firstTime
       ? `SELECT pk, min(i) AS i, min(bv) AS bv FROM (

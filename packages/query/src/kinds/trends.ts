@@ -26,7 +26,7 @@
 import { ValidationError } from '@sett/http';
 import type { PlanBase, QueryKind, QueryTeam } from '../engine';
 import { nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
-import { PERSON_KEY, PERSON_PROPERTIES, personJoins } from '../persons-sql';
+import { PERSON_KEY, PERSON_PROPERTIES, filtersReadPersons, personJoins } from '../persons-sql';
 import type { Statements } from '../statements';
 import {
   TRENDS_INTERVALS,
@@ -253,7 +253,6 @@ export interface TrendsResult {
 }
 
 // The person an event counts as and that person's properties now: persons-sql.ts.
-const PERSON_OF_EVENT = PERSON_KEY;
 const groupJoin = (n: number) =>
   `LEFT JOIN groups g${n} ON g${n}.team_id = e.team_id AND g${n}.group_type_index = ${n} AND g${n}.group_key = e.group_${n}`;
 const SOURCES: Record<string, string> = {
@@ -273,8 +272,8 @@ const numericOf = (json: string) => {
 /** Which person or group tables a filter group needs. */
 function joinsOf(group: PropertyGroup | undefined, into: { properties: boolean; groups: Set<number> }): void {
   if (!group) return;
+  if (filtersReadPersons([group])) into.properties = true;
   const text = JSON.stringify(group);
-  if (text.includes('"type":"person"')) into.properties = true;
   for (const n of [0, 1, 2, 3, 4]) if (text.includes(`"type":"group_${n}"`)) into.groups.add(n);
 }
 
@@ -448,8 +447,8 @@ const UNIT_DAYS: Record<TrendsInterval, number> = { hour: 1 / 24, day: 1, week: 
 
 function measureOf(node: EventsNode, interval: TrendsInterval, bind: (v: unknown) => string): Measure {
   const math = node.math ?? 'total';
-  const persons = `count(DISTINCT ${PERSON_OF_EVENT})`;
-  const person = { aggregate: persons, distinct: PERSON_OF_EVENT, additive: false, person: true };
+  const persons = `count(DISTINCT ${PERSON_KEY})`;
+  const person = { aggregate: persons, distinct: PERSON_KEY, additive: false, person: true };
   switch (math) {
     case 'total':
       return { aggregate: 'count(*)', additive: true, person: false };

@@ -7,7 +7,6 @@
 //   project) is detached and dropped: constant cost, whatever its size;
 // - otherwise each project's expired rows in that partition (and in the default partition) are
 //   deleted in bounded batches through the partition's (team_id, timestamp) index.
-import { BREAKDOWN_COUNTED_PROPERTIES } from '@sett/query';
 import type pg from 'pg';
 import type { JobHandler } from '../jobs/job-runner';
 import {
@@ -191,6 +190,22 @@ export async function runRetention(
 }
 
 /**
+ * Takes `gone` (rows of `keys` and their number `n`) out of a counts table, locking its rows in key
+ * order as the triggers on events lock them, and deletes the rows left at zero.
+ */
+async function subtractCounts(client: pg.PoolClient, table: string, keys: string[], gone: string) {
+  const cols = (alias: string) => `(${keys.map((k) => `${alias}.${k}`).join(', ')})`;
+  await client.query(
+    `WITH gone AS (${gone}),
+     locked AS (SELECT ${keys.map((k) => `c.${k}`).join(', ')} FROM ${table} c JOIN gone USING (${keys.join(', ')})
+                 ORDER BY ${keys.map((_, i) => i + 1).join(', ')} FOR UPDATE OF c)
+     UPDATE ${table} c SET count = c.count - gone.n FROM gone, locked l
+      WHERE ${cols('c')} = ${cols('gone')} AND ${cols('l')} = ${cols('c')}`,
+  );
+  await client.query(`DELETE FROM ${table} WHERE count <= 0`);
+}
+
+/**
  * Detaches and drops a partition after checking again under the detach's lock (no row can
  * arrive meanwhile). lock_timeout keeps a long reader from queueing every query behind the
  * detach; the next run tries again.
@@ -207,40 +222,24 @@ async function dropIfExpired(pool: pg.Pool, name: string, now: Date): Promise<bo
       return false;
     }
     // A detached partition's rows leave events without its delete trigger: the hourly counts
-    // lose them here, in the same transaction, locked in key order as the triggers lock them.
-    await client.query(
-      `WITH gone AS (
-         SELECT team_id, event, date_trunc('hour', timestamp, 'UTC') AS hour, count(*) AS n
-           FROM ${q(name)} GROUP BY 1, 2, 3),
-       locked AS (
-         SELECT c.team_id, c.event, c.hour FROM event_counts_hourly c JOIN gone USING (team_id, event, hour)
-          ORDER BY 1, 2, 3 FOR UPDATE OF c)
-       UPDATE event_counts_hourly c SET count = c.count - gone.n FROM gone, locked l
-        WHERE c.team_id = gone.team_id AND c.event = gone.event AND c.hour = gone.hour
-          AND l.team_id = c.team_id AND l.event = c.event AND l.hour = c.hour`,
+    // lose them here, in the same transaction.
+    const partition = q(name);
+    await subtractCounts(
+      client,
+      'event_counts_hourly',
+      ['team_id', 'event', 'hour'],
+      `SELECT team_id, event, date_trunc('hour', timestamp, 'UTC') AS hour, count(*) AS n
+         FROM ${partition} GROUP BY 1, 2, 3`,
     );
-    await client.query(`DELETE FROM event_counts_hourly WHERE count <= 0`);
-    await client.query(
-      `WITH gone AS (
-         SELECT team_id, event, key AS property, hour, length(v) > 200 AS overlong,
-                CASE WHEN length(v) > 200 THEN '' ELSE v END AS value, count(*) AS n
-           FROM (SELECT p.team_id, p.event, k.key, date_trunc('hour', p.timestamp, 'UTC') AS hour,
-                        p.properties ->> k.key AS v
-                   FROM ${q(name)} p
-                  CROSS JOIN unnest($1::text[]) AS k(key)) x
-          WHERE v IS NOT NULL GROUP BY 1, 2, 3, 4, 5, 6),
-       locked AS (
-         SELECT c.team_id, c.event, c.property, c.hour, c.overlong, c.value
-           FROM event_property_counts_hourly c JOIN gone USING (team_id, event, property, hour, overlong, value)
-          ORDER BY 1, 2, 3, 4, 5, 6 FOR UPDATE OF c)
-       UPDATE event_property_counts_hourly c SET count = c.count - gone.n FROM gone, locked l
-        WHERE (c.team_id, c.event, c.property, c.hour, c.overlong, c.value)
-            = (gone.team_id, gone.event, gone.property, gone.hour, gone.overlong, gone.value)
-          AND (l.team_id, l.event, l.property, l.hour, l.overlong, l.value)
-            = (c.team_id, c.event, c.property, c.hour, c.overlong, c.value)`,
-      [BREAKDOWN_COUNTED_PROPERTIES],
+    await subtractCounts(
+      client,
+      'event_property_counts_hourly',
+      ['team_id', 'event', 'property', 'hour', 'overlong', 'value'],
+      `SELECT p.team_id, p.event, v.property, date_trunc('hour', p.timestamp, 'UTC') AS hour, v.overlong,
+              v.value, count(*) AS n
+         FROM ${partition} p CROSS JOIN LATERAL event_counted_values(p.properties) v
+        GROUP BY 1, 2, 3, 4, 5, 6`,
     );
-    await client.query(`DELETE FROM event_property_counts_hourly WHERE count <= 0`);
     await client.query(`DROP TABLE ${q(name)}`);
     await client.query('COMMIT');
     return true;
