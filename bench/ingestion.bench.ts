@@ -34,6 +34,7 @@ import {
   partitionForKey,
   type CaptureMessage,
 } from '@sett/kafka';
+import { prng } from '@sett/testing';
 import { fmt, ratioLine, startChild } from './lib';
 
 export const N = 200_000;
@@ -47,17 +48,6 @@ const repoRoot = path.resolve(__dirname, '..');
 
 // --- workload -------------------------------------------------------------------------------
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function uuidFrom(rand: () => number): string {
   const h = Array.from({ length: 32 }, () => Math.floor(rand() * 16).toString(16));
   h[12] = '4';
@@ -68,7 +58,7 @@ function uuidFrom(rand: () => number): string {
 
 /** Deterministic, so the baseline child builds exactly the same rows. */
 export function workload(personless: boolean): CaptureMessage[] {
-  const rand = rng(42);
+  const rand = prng(42);
   const pages = ['/', '/pricing', '/docs', '/blog/launch', '/signup', '/app/dashboard', '/app/settings'];
   const browsers = ['Chrome', 'Firefox', 'Safari', 'Edge'];
   const customs = ['clicked button', 'signed up', 'created project', 'invited teammate', 'exported report'];

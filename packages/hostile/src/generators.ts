@@ -4,6 +4,7 @@
 // few milliseconds to make.
 import { gzipSync } from 'node:zlib';
 import { lz64RunBase64 } from './lz64-bomb';
+import { prng } from '@sett/testing';
 
 export const DEPTHS = [100, 3000, 100_000] as const;
 
@@ -89,17 +90,8 @@ export function lz64Bomb(count: number): string {
   return lz64RunBase64(count);
 }
 
-/** A small deterministic PRNG (mulberry32), so the random paths are the same on every run. */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A small deterministic PRNG (mulberry32), shared with the other tests. */
+export { prng };
 
 const PATH_PIECES = [
   'api',

@@ -12,3 +12,4 @@ export { freePort } from './ports';
 export { waitFor } from './wait-for';
 export type { WaitForOptions } from './wait-for';
 export { hourlyCountsDrift, propertyCountsDrift } from './hourly-counts';
+export { prng } from './prng';

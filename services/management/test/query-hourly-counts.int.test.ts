@@ -7,7 +7,7 @@
 // truncation.
 import { randomUUID } from 'node:crypto';
 import { BREAKDOWN_COUNTED_PROPERTIES } from '@sett/query';
-import { hourlyCountsDrift, propertyCountsDrift } from '@sett/testing';
+import { hourlyCountsDrift, propertyCountsDrift, prng } from '@sett/testing';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
 let h: Harness;
@@ -26,17 +26,6 @@ const NULL_VALUE = '$$_posthog_breakdown_null_$$';
 const OVERLONG = 'x'.repeat(300);
 /** The day overlong values were sent on: ranges over it read the raw rows. */
 const OVERLONG_DAY = Date.parse('2026-11-05T00:00:00Z');
-
-// A fixed pseudo-random sequence (mulberry32), so a failure can be replayed.
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const START = Date.parse('2026-10-29T00:00:00Z');
 const SPAN = 8 * 86_400_000;
@@ -151,7 +140,7 @@ beforeAll(async () => {
   h = await startHarness();
   f = await seed(h.prisma);
   key = await createKey(h.prisma, f.alice.id, ['query:read']);
-  const next = random(7);
+  const next = prng(7);
   const BROWSERS = ['Chrome', 'Safari', 'Firefox', 42, undefined];
   events = Array.from({ length: 3000 }, () => ({
     uuid: randomUUID(),
@@ -291,7 +280,7 @@ it('stays exact after deletes, and under concurrent batches that write the same 
   expect(await propertyCountsDrift(h.pool)).toEqual([]);
 
   // Two writers, each in a transaction, over the same hours: one in time order, one reversed.
-  const next = random(11);
+  const next = prng(11);
   const fresh = (n: number) =>
     Array.from({ length: n }, () => ({
       uuid: randomUUID(),

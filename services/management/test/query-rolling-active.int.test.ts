@@ -4,6 +4,7 @@
 // the end of daylight saving time), distinct ids merged into persons and ids with no person, with
 // and without a breakdown, and unique sessions counted the same two-level way.
 import { randomUUID } from 'node:crypto';
+import { prng } from '@sett/testing';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
 let h: Harness;
@@ -18,17 +19,7 @@ interface Ev {
   session: string;
 }
 
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const next = random(3);
+const next = prng(3);
 const START = Date.parse('2026-10-01T12:00:00Z');
 const BROWSERS = ['Chrome', 'Safari', 'Firefox', null];
 const EVENTS: Ev[] = Array.from({ length: 1500 }, () => ({
