@@ -328,3 +328,63 @@ it('stays exact after deletes, and under concurrent batches that write the same 
   await h.pool.query('TRUNCATE events, event_counts_hourly');
   expect(await hourlyCountsDrift(h.pool)).toEqual([]);
 });
+
+it('hostile requests on the counted and one-pass paths answer 400 or a bounded 200, never a 5xx', async () => {
+  const base = { kind: 'TrendsQuery', dateRange: { date_from: '2026-10-29', date_to: '2026-11-06' } };
+  const cases: Array<[string, object, number]> = [
+    ['NUL in the event name', { ...base, series: [{ kind: 'EventsNode', event: 'page\u0000view' }] }, 400],
+    [
+      'a 10,000-character breakdown key',
+      {
+        ...base,
+        series: [{ kind: 'EventsNode', event: null }],
+        breakdownFilter: { breakdown: 'x'.repeat(10_000) },
+      },
+      400,
+    ],
+    [
+      'hourly buckets over 20 years',
+      {
+        kind: 'TrendsQuery',
+        interval: 'hour',
+        series: [{ kind: 'EventsNode' }],
+        dateRange: { date_from: '-20y' },
+      },
+      400,
+    ],
+    [
+      'weekly active by day over 10 years, by $browser, 1,000 values',
+      {
+        kind: 'TrendsQuery',
+        series: [{ kind: 'EventsNode', event: null, math: 'weekly_active' }],
+        dateRange: { date_from: '-10y' },
+        breakdownFilter: { breakdown: '$browser', breakdown_limit: 1000 },
+      },
+      400,
+    ],
+    [
+      'weekly active by day over 3 years',
+      {
+        kind: 'TrendsQuery',
+        series: [{ kind: 'EventsNode', event: null, math: 'weekly_active' }],
+        dateRange: { date_from: '-3y' },
+      },
+      200,
+    ],
+    [
+      'a breakdown value filter nested 200 deep',
+      {
+        ...base,
+        series: [{ kind: 'EventsNode', event: null }],
+        breakdownFilter: { breakdown: '$browser' },
+        properties: JSON.parse('{"type":"AND","values":['.repeat(200) + ']}'.repeat(200)),
+      },
+      400,
+    ],
+  ];
+  for (const [name, query, status] of cases) {
+    const res = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, { query });
+    expect({ name, status: res.status }).toEqual({ name, status });
+    if (status === 400) expect(typeof res.body.detail).toBe('string');
+  }
+});
