@@ -18,7 +18,7 @@ import {
   type Env,
 } from './helpers';
 
-jest.setTimeout(60_000);
+jest.setTimeout(90_000);
 
 let env: Env;
 let team: { teamId: number; token: string };
@@ -62,15 +62,15 @@ it('dead-letters the poison events with a reason and keeps storing, on every par
       ),
     },
   ]);
-  const producedAt = Date.now();
   await produce(env.producer, [afterA, afterB]);
 
+  // Stored at all proves the partition moved past the poison (a consumer stuck on it never
+  // stores afterA). How fast is not asserted here: a CI machine running other suites in
+  // parallel took longer than 10 s to join the group once, which said nothing about poison.
   await waitFor(
     'the events after the poison',
     async () => (await stored(afterA.uuid)) && stored(afterB.uuid),
-    10_000,
   );
-  expect(Date.now() - producedAt).toBeLessThan(10_000);
   const letters = await readDeadLetters(env, 2);
   expect(letters.map((l) => l.reason)).toEqual([
     'properties nest deeper than 64 levels',
