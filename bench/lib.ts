@@ -75,39 +75,83 @@ export interface ChildServer {
 }
 
 /** Starts `node --import tsx <script>` and resolves once a stdout line matches `ready`. */
-export async function startChild(
+export function startChild(
   script: string,
   env: NodeJS.ProcessEnv,
   ready: RegExp,
   timeoutMs = 30_000,
 ): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', script], {
-    env: { ...process.env, ...env },
+  return startProcess(script, ['--import', 'tsx', script], { env, ready, timeoutMs });
+}
+
+/**
+ * Starts `node <args>` (a server of ours or a peer's) and resolves once a line of its output
+ * matches `ready`, or `probe` answers true; rejects with its last lines if it exits first or is
+ * not ready in time.
+ */
+export async function startProcess(
+  label: string,
+  args: string[],
+  opts: {
+    env: NodeJS.ProcessEnv;
+    ready?: RegExp;
+    probe?: () => Promise<boolean>;
+    cwd?: string;
+    timeoutMs?: number;
+  },
+): Promise<ChildServer> {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...opts.env },
+    cwd: opts.cwd,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
   const readers: readline.Interface[] = [];
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`${script} not ready in ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)),
-      timeoutMs,
-    );
-    for (const s of [child.stdout!, child.stderr!]) {
-      const reader = readline.createInterface({ input: s });
-      readers.push(reader);
-      reader.on('line', (l) => {
-        lines.push(l);
-        if (ready.test(l)) {
-          clearTimeout(timer);
-          resolve();
-        }
+  let probing: NodeJS.Timeout | undefined;
+  let settled = false;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error(`${label} not ready in ${timeoutMs} ms:\n${lines.slice(-20).join('\n')}`)),
+        timeoutMs,
+      );
+      const done = () => {
+        settled = true;
+        clearTimeout(timer);
+        resolve();
+      };
+      for (const s of [child.stdout!, child.stderr!]) {
+        const reader = readline.createInterface({ input: s });
+        readers.push(reader);
+        reader.on('line', (l) => {
+          lines.push(l);
+          if (opts.ready?.test(l)) done();
+        });
+      }
+      if (opts.probe) {
+        const probe = opts.probe;
+        const again = () => {
+          if (settled) return;
+          probing = setTimeout(() => {
+            probe().then((ok) => (ok ? done() : again()), again);
+          }, 200);
+        };
+        again();
+      }
+      child.once('exit', (code) => {
+        settled = true;
+        clearTimeout(timer);
+        reject(new Error(`${label} exited with ${code}:\n${lines.slice(-20).join('\n')}`));
       });
-    }
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`${script} exited with ${code}:\n${lines.slice(-20).join('\n')}`));
     });
-  });
+  } catch (err) {
+    settled = true;
+    child.kill('SIGKILL');
+    throw err;
+  } finally {
+    clearTimeout(probing);
+  }
   // Once ready, the child's lines (an access line per request) are drained unread: splitting
   // and keeping them took the load generator's CPU, which the baselines (silent) did not pay.
   for (const reader of readers) reader.close();
@@ -144,6 +188,8 @@ export async function startDecide(
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
       NODE_ENV: 'production',
+      // SETT_DECIDE_CPU_PROFILE_DIR profiles decide alone (bench/cpu-profile-preload.mjs).
+      ...profiled(process.env.SETT_DECIDE_CPU_PROFILE_DIR),
       ...env,
     },
     /decide ready/,
@@ -171,17 +217,21 @@ export async function startCapture(
       LOG_LEVEL: 'info',
       LOG_FORMAT: 'json',
       // SETT_CAPTURE_CPU_PROFILE_DIR profiles capture alone (bench/cpu-profile-preload.mjs).
-      ...(process.env.SETT_CAPTURE_CPU_PROFILE_DIR
-        ? {
-            NODE_OPTIONS: `--import ${path.join(__dirname, 'cpu-profile-preload.mjs')}`,
-            SETT_CPU_PROFILE_DIR: process.env.SETT_CAPTURE_CPU_PROFILE_DIR,
-          }
-        : {}),
+      ...profiled(process.env.SETT_CAPTURE_CPU_PROFILE_DIR),
       ...env,
     },
     /"capture ready"/,
   );
   return { ...child, port };
+}
+
+/** The settings that make a child write a CPU profile into `dir` when it exits (none without one). */
+function profiled(dir: string | undefined): NodeJS.ProcessEnv {
+  if (!dir) return {};
+  return {
+    NODE_OPTIONS: `--import ${path.join(__dirname, 'cpu-profile-preload.mjs')}`,
+    SETT_CPU_PROFILE_DIR: dir,
+  };
 }
 
 /** A port that was free a moment ago, for a child server to listen on. */
