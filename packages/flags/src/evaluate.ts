@@ -42,22 +42,33 @@ export function enrollmentPropertyKey(flagKey: string): string {
 interface RequestState {
   done: Map<FlagDefinition, FlagResult | FlagEvaluationError>;
   inProgress: Set<FlagDefinition>;
-  byId: Map<string, FlagDefinition>;
-  byKey: Map<string, FlagDefinition>;
+  /** Built on the first dependency met: most requests evaluate no flag that depends on another. */
+  byId?: Map<string, FlagDefinition>;
+  byKey?: Map<string, FlagDefinition>;
+  definitions: readonly FlagDefinition[];
 }
 
 /** Dependency chains longer than this cannot be computed (bounds the evaluation's depth). */
 const MAX_DEPENDENCY_DEPTH = 64;
 
 function requestState(flags: readonly FlagDefinition[], ctx: EvaluationContext): RequestState {
-  const byId = new Map<string, FlagDefinition>();
-  const byKey = new Map<string, FlagDefinition>();
-  for (const flag of ctx.dependencyFlags ?? flags) {
-    if (!flag || flag.deleted) continue;
-    byId.set(String(flag.id), flag);
-    byKey.set(flag.key, flag);
+  return { done: new Map(), inProgress: new Set(), definitions: ctx.dependencyFlags ?? flags };
+}
+
+function dependencyIndex(state: RequestState): {
+  byId: Map<string, FlagDefinition>;
+  byKey: Map<string, FlagDefinition>;
+} {
+  if (!state.byId || !state.byKey) {
+    state.byId = new Map();
+    state.byKey = new Map();
+    for (const flag of state.definitions) {
+      if (!flag || flag.deleted) continue;
+      state.byId.set(String(flag.id), flag);
+      state.byKey.set(flag.key, flag);
+    }
   }
-  return { done: new Map(), inProgress: new Set(), byId, byKey };
+  return { byId: state.byId, byKey: state.byKey };
 }
 
 /**
@@ -94,7 +105,12 @@ export function evaluateFlags(
   for (const flag of flags) {
     if (!flag || flag.deleted || !flag.active) continue;
     try {
-      results[flag.key] = evaluateInRequest(flag, context, state, 0);
+      // A flag that reads no other flag is computed straight away: no other flag can be met
+      // while computing it, and a dependent flag met later computes it again (pure: the same
+      // result) rather than every request paying for the bookkeeping.
+      results[flag.key] = compiledFlag(flag).readsFlags
+        ? evaluateInRequest(flag, context, state, 0)
+        : computeStandalone(flag, context, state);
     } catch (err) {
       errorsWhileComputingFlags = true;
       onError?.(String(flag.key), err instanceof Error ? err : new Error(String(err)));
@@ -129,15 +145,27 @@ function evaluateInRequest(
     state.done.set(flag, out);
     return out;
   } catch (err) {
-    const error =
-      err instanceof FlagEvaluationError
-        ? err
-        : new FlagEvaluationError(`flag ${flag.key}: ${(err as Error).message}`, flag.key);
+    const error = asEvaluationError(flag, err);
     state.done.set(flag, error);
     throw error;
   } finally {
     state.inProgress.delete(flag);
   }
+}
+
+/** computeFlag for a flag that reads no other flag: no memo, the same errors. */
+function computeStandalone(flag: FlagDefinition, ctx: EvaluationContext, state: RequestState): FlagResult {
+  try {
+    return computeFlag(flag, ctx, state, 0);
+  } catch (err) {
+    throw asEvaluationError(flag, err);
+  }
+}
+
+function asEvaluationError(flag: FlagDefinition, err: unknown): FlagEvaluationError {
+  return err instanceof FlagEvaluationError
+    ? err
+    : new FlagEvaluationError(`flag ${flag.key}: ${(err as Error).message}`, flag.key);
 }
 
 function computeFlag(
@@ -171,7 +199,8 @@ function computeFlag(
   if (enrolled !== undefined)
     return result(compiled, enrolled, undefined, reason('super_condition_value', 0));
 
-  let best: { code: FlagReasonCode; index: number | null } = { code: 'no_condition_match', index: null };
+  let bestCode: FlagReasonCode = 'no_condition_match';
+  let bestIndex: number | null = null;
   for (const { condition, index } of compiled.ordered) {
     const outcome = conditionOutcome(flag, condition, subject, ctx, now, false);
     if (outcome === 'condition_match') {
@@ -182,9 +211,12 @@ function computeFlag(
         reason('condition_match', index),
       );
     }
-    if (outranks(outcome, best.code)) best = { code: outcome, index };
+    if (outranks(outcome, bestCode)) {
+      bestCode = outcome;
+      bestIndex = index;
+    }
   }
-  return result(compiled, false, undefined, reason(best.code, best.index));
+  return result(compiled, false, undefined, reason(bestCode, bestIndex));
 }
 
 /**
@@ -203,6 +235,8 @@ interface CompiledFlag {
   id: unknown;
   version: unknown;
   error?: FlagEvaluationError;
+  /** Whether a condition reads another flag (`type: "flag"`): only then is the request's memo used. */
+  readsFlags: boolean;
   /** Variant-override conditions first (stable), each with its original index. */
   ordered: Array<{ condition: FlagConditionGroup; index: number }>;
   variants: VariantRange[];
@@ -239,7 +273,13 @@ function compileFlag(flag: FlagDefinition): CompiledFlag {
     id: flag?.id,
     version: flag?.version,
   };
-  const empty = { ordered: [], variants: [], metadataOff: { id: 0, version: 0 }, metadataOn: new Map() };
+  const empty = {
+    readsFlags: false,
+    ordered: [],
+    variants: [],
+    metadataOff: { id: 0, version: 0 },
+    metadataOn: new Map(),
+  };
   try {
     assertEvaluable(flag);
   } catch (err) {
@@ -255,8 +295,12 @@ function compileFlag(flag: FlagDefinition): CompiledFlag {
     ...indexed.filter((c) => !c.condition.variant),
   ];
   const variants = variantLookupTable(filters.multivariate?.variants ?? []);
+  const readsFlags = [...(filters.groups ?? []), ...(filters.super_groups ?? [])].some((condition) =>
+    (condition.properties ?? []).some((filter) => filter.type === 'flag'),
+  );
   const compiled: CompiledFlag = {
     ...base,
+    readsFlags,
     ordered,
     variants,
     metadataOff: buildMetadata(flag, false, undefined),
@@ -308,8 +352,14 @@ function conditionOutcome(
     if (!matches) return 'no_condition_match';
   }
   const rollout = condition.rollout_percentage;
-  // PostHog's bound is inclusive: in rollout when hash <= percentage / 100.
-  if (rollout !== null && rollout !== undefined && flagHash(flag.key, subject.hashId) > rollout / 100) {
+  // PostHog's bound is inclusive: in rollout when hash <= percentage / 100. The hash is at most
+  // 1 (flagHash), so from 100% on everyone is in and it is not computed.
+  if (
+    rollout !== null &&
+    rollout !== undefined &&
+    rollout < 100 &&
+    flagHash(flag.key, subject.hashId) > rollout / 100
+  ) {
     return 'out_of_rollout_bound';
   }
   return 'condition_match';
@@ -324,7 +374,8 @@ function matchDependency(
   ctx: EvaluationContext,
   subject: Subject,
 ): boolean {
-  const dependency = resolveDependency(filter.key, subject.state.byId, subject.state.byKey);
+  const { byId, byKey } = dependencyIndex(subject.state);
+  const dependency = resolveDependency(filter.key, byId, byKey);
   if (!dependency)
     throw new FlagEvaluationError(`flag ${flag.key}: dependency ${filter.key} not found`, flag.key);
   let value: boolean | string = false;

@@ -165,6 +165,12 @@ describe('formatResponseJson', () => {
       errorsWhileComputingFlags: false,
       quotaLimited: false,
     },
+    // The same reason and metadata objects with another outcome: not the cached fragment.
+    {
+      flags: { on: { ...on, variant: 'changed' }, off: { ...on, key: 'off', enabled: false } },
+      errorsWhileComputingFlags: false,
+      quotaLimited: false,
+    },
   ];
 
   it.each(shapes)('%s: the same bytes as JSON.stringify of the object form', (shape) => {

@@ -186,6 +186,39 @@ function keyPrefix(key: string): string {
   return prefix;
 }
 
+/** One flag's `"key":{…}` text, cached per (metadata, reason) object pair: both are shared by
+ * every result with the same outcome, so a flag list has a handful of distinct fragments. */
+interface Fragment {
+  key: string;
+  enabled: boolean;
+  variant: string | undefined;
+  json: string;
+}
+const fragmentCache = new WeakMap<object, Map<object, Fragment>>();
+/** Distinct reasons one metadata object is met with (bounded: reasons are per condition). */
+const FRAGMENTS_PER_METADATA = 64;
+
+function flagFragment(r: FlagResult): string {
+  let byReason = fragmentCache.get(r.metadata);
+  if (byReason === undefined) fragmentCache.set(r.metadata, (byReason = new Map()));
+  const hit = byReason.get(r.reason);
+  if (hit !== undefined && hit.key === r.key && hit.enabled === r.enabled && hit.variant === r.variant)
+    return hit.json;
+  const json =
+    keyPrefix(r.key) +
+    (r.enabled ? 'true' : 'false') +
+    ',"variant":' +
+    (r.variant === undefined ? 'null' : JSON.stringify(r.variant)) +
+    ',"reason":' +
+    reasonJson(r.reason) +
+    ',"metadata":' +
+    metadataJson(r.metadata) +
+    '}';
+  if (byReason.size < FRAGMENTS_PER_METADATA)
+    byReason.set(r.reason, { key: r.key, enabled: r.enabled, variant: r.variant, json });
+  return json;
+}
+
 export function formatResponseJson(
   shape: ResponseShape,
   outcome: EvaluationOutcome,
@@ -193,32 +226,25 @@ export function formatResponseJson(
 ): string {
   // Other shapes, and config=true (its merged fields change the envelope), go the plain way.
   if (shape !== 'v4' || meta.remoteConfig) return JSON.stringify(formatResponse(shape, outcome, meta));
-  let json = outcome.errorsWhileComputingFlags ? ENVELOPE_V4_ERRORS : ENVELOPE_V4_OK;
-  let first = true;
   // Object.values order is the order the object form's `flags` is filled in, so the key order
   // of the two serialisations agrees (integer-like keys first, as JavaScript orders them).
-  for (const r of Object.values(outcome.flags)) {
-    if (!first) json += ',';
-    first = false;
-    json +=
-      keyPrefix(r.key) +
-      (r.enabled ? 'true' : 'false') +
-      ',"variant":' +
-      (r.variant === undefined ? 'null' : JSON.stringify(r.variant)) +
-      ',"reason":' +
-      reasonJson(r.reason) +
-      ',"metadata":' +
-      metadataJson(r.metadata) +
-      '}';
+  const results = Object.values(outcome.flags);
+  const n = results.length;
+  // [envelope, fragment, ',', fragment, …, tail]
+  const parts = new Array<string>(n === 0 ? 2 : 2 * n + 1);
+  parts[0] = outcome.errorsWhileComputingFlags ? ENVELOPE_V4_ERRORS : ENVELOPE_V4_OK;
+  for (let i = 0; i < n; i++) {
+    if (i > 0) parts[2 * i] = ',';
+    parts[2 * i + 1] = flagFragment(results[i]!);
   }
   // requestId is a UUID (no characters to escape), evaluatedAt an integer.
-  return (
-    json +
+  parts[parts.length - 1] =
     (outcome.quotaLimited ? QUOTA_LIMITED_TAIL : '}') +
     ',"requestId":"' +
     meta.requestId +
     '","evaluatedAt":' +
     meta.evaluatedAt +
-    '}'
-  );
+    '}';
+  // One join: the answer is built flat, not as a chain of concatenations flattened on write.
+  return parts.join('');
 }
