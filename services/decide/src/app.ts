@@ -7,7 +7,7 @@ import { createDecompressionBudget, createRouteApp, type RouteApp } from '@sett/
 import type { Logger } from '@sett/logger';
 import type { Registry } from 'prom-client';
 import { createDecideMetrics, type DecideMetrics } from './decide/decide-metrics';
-import { createDecideAnswerer } from './decide/decide-answer';
+import { createDecideAnswerer, type DecideAnswerer } from './decide/decide-answer';
 import { createDecideService, createRedisHealth, type DecideService } from './decide/decide-service';
 import { createProjectResolver } from './decide/project-resolver';
 import { createFlagStore, type FlagStore } from './flags/flag-store';
@@ -63,6 +63,8 @@ export interface DecideApp {
   /** The route table served (startService). */
   app: RouteApp;
   service: DecideService;
+  /** What `/decide/` and `/flags/` run once routed: request in, serialised answer out. */
+  answer: DecideAnswerer;
   flagStore: FlagStore;
   personStore: PersonStore;
   remoteConfig: RemoteConfigStore;
@@ -171,13 +173,14 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
     postgresBudgetMs: config.postgresBudgetMs,
     remoteConfig,
   };
+  const answer = createDecideAnswerer(routeDeps);
   const app = createRouteApp({
     name: 'decide',
     logger,
     registry,
     table: decideRoutes,
     deps: {
-      answer: createDecideAnswerer(routeDeps),
+      answer,
       maxBodyBytes: config.maxBodyBytes,
       localEvaluation: createLocalEvaluationHandler({
         flagStore,
@@ -207,6 +210,7 @@ export function createDecideApp(deps: DecideDeps): DecideApp {
   return {
     app,
     service,
+    answer,
     flagStore,
     personStore,
     remoteConfig,
