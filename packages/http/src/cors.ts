@@ -11,8 +11,16 @@
 
 /** The CORS headers of every public answer, for a request from `origin` (its Origin header). */
 export function publicCorsHeaders(origin: string | undefined): Record<string, string> {
-  return {
-    'Access-Control-Allow-Origin': origin && origin !== 'null' ? origin : '*',
-    Vary: 'Origin',
-  };
+  return { 'Access-Control-Allow-Origin': allowedOrigin(origin), Vary: 'Origin' };
 }
+
+/** publicCorsHeaders set on `res` directly (the hot paths: no object per request). */
+export function setPublicCorsHeaders(
+  res: { setHeader(name: string, value: string): unknown },
+  origin: string | undefined,
+): void {
+  res.setHeader('Access-Control-Allow-Origin', allowedOrigin(origin));
+  res.setHeader('Vary', 'Origin');
+}
+
+const allowedOrigin = (origin: string | undefined) => (origin && origin !== 'null' ? origin : '*');

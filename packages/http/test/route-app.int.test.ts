@@ -6,6 +6,7 @@ import net from 'node:net';
 import { buildInfo } from '@sett/config';
 import { PassThrough } from 'node:stream';
 import { createLogger } from '@sett/logger';
+import { waitFor } from '@sett/testing';
 import { notServed } from '@sett/schemas';
 import {
   AuthenticationError,
@@ -664,6 +665,15 @@ describe('a raw fast path', () => {
 
     const metrics = await registry.metrics();
     expect(metrics).toMatch(/http_requests_total\{[^}]*route="\/echo\/"[^}]*status="200"[^}]*\} [1-9]/);
+    // Error answers are counted and logged with their status too (once written: on 'finish').
+    await waitFor('the error answers counted', async () =>
+      /http_requests_total\{[^}]*route="\/echo\/"[^}]*status="409"[^}]*\} 1/.test(await registry.metrics()),
+    );
+    expect(await registry.metrics()).toMatch(
+      /http_requests_total\{[^}]*route="\/echo\/"[^}]*status="500"[^}]*\} 1/,
+    );
+    for (const status of [409, 500, 413])
+      expect(logged).toContainEqual(expect.objectContaining({ message: 'request', route: '/echo/', status }));
   });
 
   it('reads and drops the rest of an oversized body before the 413 to a client that asked to close', async () => {

@@ -24,7 +24,7 @@ import type client from 'prom-client';
 import { buildInfo } from '@sett/config';
 import type { Logger } from '@sett/logger';
 import { clusterMetrics, shareMetricsWithPrimary } from '../cluster';
-import { publicCorsHeaders } from '../cors';
+import { setPublicCorsHeaders } from '../cors';
 import { toSettError } from '../error-middleware';
 import {
   MethodNotAllowedError,
@@ -213,8 +213,7 @@ async function runChecks(checks: Record<string, ReadinessCheck>, timeoutMs = 200
 function setCors(request: FastifyRequest, reply: FastifyReply, fallback: 'public' | 'none'): void {
   if ((request.routeOptions.config?.cors ?? fallback) === 'none') return;
   // On the node:http response, so that handlers writing it themselves (capture) keep them.
-  for (const [name, value] of Object.entries(publicCorsHeaders(request.headers.origin)))
-    reply.raw.setHeader(name, value);
+  setPublicCorsHeaders(reply.raw, request.headers.origin);
 }
 
 /** A bearer credential masked as Sett shows keys elsewhere (`phx_...abcd`): its kind and last
@@ -521,10 +520,11 @@ function rawFastPaths<Deps>(
     const r = byPath.get(`${req.method} ${q === -1 ? url : url.slice(0, q)}`);
     if (!r) return false;
     const started = process.hrtime.bigint();
-    if ((r.cors ?? opts.defaultCors ?? 'public') === 'public')
-      for (const [name, value] of Object.entries(publicCorsHeaders(req.headers.origin)))
-        res.setHeader(name, value);
-    res.once('finish', () => {
+    if ((r.cors ?? opts.defaultCors ?? 'public') === 'public') setPublicCorsHeaders(res, req.headers.origin);
+    // Counted and logged once answered: straight after end() on the usual path (the time to the
+    // answer, not to its last byte leaving), on 'finish' where something else wrote it. A
+    // listener per request cost more than the rest of the mechanism put together.
+    const answered = () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       tools.observe(req.method ?? 'POST', r.url, res.statusCode, seconds);
       if (tools.sampleRate > 0 && (tools.sampleRate >= 1 || Math.random() < tools.sampleRate))
@@ -536,7 +536,8 @@ function rawFastPaths<Deps>(
           ms: Math.round(seconds * 1000 * 10) / 10,
           bytes: Number(res.getHeader('content-length') ?? 0),
         });
-    });
+    };
+    const whenFinished = () => (res.writableFinished ? answered() : res.once('finish', answered));
     const ctx = {
       params: {},
       query: undefined,
@@ -545,19 +546,27 @@ function rawFastPaths<Deps>(
       request: { raw: req, url, headers: req.headers, method: req.method } as unknown as FastifyRequest,
       reply: { raw: res } as unknown as FastifyReply,
     };
-    Promise.resolve()
-      .then(() => r.handler(ctx, opts.deps))
-      .then(
-        (result) => {
-          if (res.writableEnded) return;
-          const json = result instanceof SerializedJson ? result.json : JSON.stringify(result);
-          res.statusCode = r.status ?? 200;
-          if (!res.hasHeader('content-type')) res.setHeader('Content-Type', JSON_CONTENT_TYPE);
-          res.setHeader('Content-Length', Buffer.byteLength(json));
-          res.end(json);
-        },
-        (error: unknown) => tools.answerError(error, req, res),
-      );
+    let pending: Promise<unknown>;
+    try {
+      pending = Promise.resolve(r.handler(ctx, opts.deps));
+    } catch (error) {
+      pending = Promise.reject(error);
+    }
+    pending.then(
+      (result) => {
+        if (res.writableEnded) return whenFinished();
+        const json = result instanceof SerializedJson ? result.json : JSON.stringify(result);
+        res.statusCode = r.status ?? 200;
+        if (!res.hasHeader('content-type')) res.setHeader('Content-Type', JSON_CONTENT_TYPE);
+        res.setHeader('Content-Length', Buffer.byteLength(json));
+        res.end(json);
+        answered();
+      },
+      (error: unknown) => {
+        whenFinished();
+        return tools.answerError(error, req, res);
+      },
+    );
     return true;
   };
 }
