@@ -232,6 +232,8 @@ export function loadConfig(env: Env = process.env, options: LoadConfigOptions = 
       // Short: under load, messages also gather while the previous produce request is in flight, so
       // batches grow with load; the linger only delays the first message after a quiet spell.
       lingerMs: int(env, 'KAFKA_PRODUCER_LINGER_MS', 1, 0, 1000),
+      /** The idempotent producer: on when the broker supports it (auto), or forced on or off. */
+      idempotence: oneOf(env, 'KAFKA_PRODUCER_IDEMPOTENCE', 'auto', ['auto', 'on', 'off']),
       batchMaxMessages: int(env, 'KAFKA_PRODUCER_BATCH_MAX_MESSAGES', 2000, 1, 100000),
       sendTimeoutMs: int(env, 'KAFKA_PRODUCER_SEND_TIMEOUT_MS', 10000, 100, 600000),
       messageMaxBytes: int(env, 'KAFKA_MESSAGE_MAX_BYTES', 1_000_000, 1024, 100 * 1024 * 1024),

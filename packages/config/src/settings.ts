@@ -136,7 +136,12 @@ export const SETTINGS: SettingRow[] = [
   {
     vars: ['KAFKA_PRODUCER_LINGER_MS'],
     meaning:
-      'How long the producer waits for more messages before a produce request; under load messages also gather while the previous request is in flight (one per broker connection, which keeps per-key order).',
+      'How long the producer waits for more messages before a produce request; under load messages also gather while the requests in flight are answered.',
+  },
+  {
+    vars: ['KAFKA_PRODUCER_IDEMPOTENCE'],
+    meaning:
+      'The idempotent producer (node-rdkafka): 5 produce requests in flight per broker connection with per-key order kept by sequence numbers, instead of 1. `auto` turns it on when the broker assigns a producer id to a probe at start (logged); `on` requires it; kafkajs never uses it. `docs/kafka.md` has both settings side by side.',
   },
   {
     vars: ['CAPTURE_WORKERS', 'DECIDE_WORKERS'],

@@ -293,6 +293,8 @@ export function createKafkajsProducer(options: KafkajsProducerOptions): KafkajsP
       pendingMessages: current.messages + queue.reduce((n, b) => n + b.messages, 0),
       queuedBatches: queue.length,
       inFlight,
+      idempotent: false,
+      maxInFlight,
     }),
   };
 }

@@ -40,6 +40,10 @@ export type ProducerStats = {
   requests: number;
   /** Most messages in one produce request (kafkajs only; 0 otherwise). */
   largestBatch: number;
+  /** Whether the producer is idempotent (and so keeps per-key order with 5 requests in flight). */
+  idempotent: boolean;
+  /** Produce requests in flight per broker connection. */
+  maxInFlight: number;
 };
 
 /** What the last produce requests (and readiness probes) said about the broker. Times are ms since epoch. */
@@ -85,6 +89,8 @@ export type BatchingProducer = {
   checkReady(): Promise<void>;
 };
 
+export type IdempotenceMode = 'auto' | 'on' | 'off';
+
 /** Settings both clients take (the connection itself differs, see each factory). */
 export type ProducerTuning = {
   /** How long the first message of a batch waits for company (default 5 ms). */
@@ -99,6 +105,12 @@ export type ProducerTuning = {
   maxMessageBytes?: number;
   /** Record batch compression (default none). */
   compression?: KafkaCompression;
+  /**
+   * The idempotent producer, which keeps per-key order with 5 produce requests in flight instead
+   * of 1 (node-rdkafka only): `on`, `off` (default), or `auto`, on when the broker assigns a
+   * producer id at connect (docs/kafka.md, "In flight").
+   */
+  idempotence?: IdempotenceMode;
   /** How checkReady() decides (defaults in ReadinessPolicy). */
   readiness?: ReadinessPolicy;
 };

@@ -52,6 +52,10 @@ export function createProducer(options: ProducerOptions): BatchingProducer {
       reason: fallbackReason,
     });
   if (client === 'node-rdkafka') return createRdkafkaProducer(options);
+  if (options.idempotence === 'on')
+    logger.warn('KAFKA_PRODUCER_IDEMPOTENCE=on, but kafkajs produces without it (1 request in flight)', {
+      clientId: options.clientId,
+    });
   const kafka = createKafka({
     brokers: options.brokers,
     clientId: options.clientId,

@@ -9,9 +9,11 @@
 // caller was told it failed may still be delivered later (at-least-once; consumers de-duplicate
 // on the event uuid).
 //
-// Ordering: one produce request in flight per broker connection and librdkafka's retries keep
-// per-key order (as the kafkajs producer's single in-flight request does); the partitioner is
-// murmur2, so a key lands on the partition kafkajs and the Java client would pick.
+// Ordering: per-key order holds either way. Not idempotent, one produce request is in flight per
+// broker connection (as the kafkajs producer's); idempotent (`idempotence` on, or `auto` and the
+// broker assigned a producer id to a probe at connect), five are, the broker ordering them by
+// sequence number. The partitioner is murmur2, so a key lands on the partition kafkajs and the
+// Java client would pick.
 import { silentLogger, type KafkaLogger } from './types';
 import { createHealthTracker } from './producer-health';
 import {
@@ -75,15 +77,16 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
       { clientId: options.clientId },
     );
 
-  const producer: RdkafkaProducer = new Kafka.Producer({
+  const mode = options.idempotence ?? 'off';
+  /** librdkafka's settings, idempotent or not. */
+  const settings = (idempotent: boolean) => ({
     'metadata.broker.list': options.brokers.join(','),
     'client.id': options.clientId,
     ...rdkafkaSecurityConfig(options.security),
-    // Idempotent and transactional producers fail against the dev broker (docs/architecture.md);
-    // duplicates are absorbed by the uuid in Postgres instead.
-    'enable.idempotence': false,
+    // Duplicates a retry may still make are absorbed by the uuid in Postgres.
+    'enable.idempotence': idempotent,
     acks: -1,
-    'max.in.flight.requests.per.connection': options.maxInFlightRequests ?? 1,
+    'max.in.flight.requests.per.connection': options.maxInFlightRequests ?? (idempotent ? 5 : 1),
     'linger.ms': options.lingerMs ?? 5,
     'batch.num.messages': options.maxBatchMessages ?? 2000,
     'batch.size': options.maxBatchBytes ?? 900_000,
@@ -147,7 +150,7 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
     return true;
   };
 
-  producer.on('delivery-report', (error: RdkafkaError | null, report: RdkafkaDeliveryReport) => {
+  const onDeliveryReport = (error: RdkafkaError | null, report: RdkafkaDeliveryReport): void => {
     pending--;
     if (pending === 0) stopPolling();
     const call = report.opaque as Call;
@@ -171,23 +174,32 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
       tracker.recordSuccess();
       call.resolve();
     }
-  });
+  };
 
   // librdkafka reports real trouble only (connections failing, all brokers down, authentication).
-  producer.on('event.error', (error: RdkafkaError) => {
+  const onError = (error: RdkafkaError): void => {
     tracker.recordFailure(`kafka: ${error.message}`);
     const now = Date.now();
     if (now - lastLogAt < LOG_EVERY_MS) return;
     lastLogAt = now;
     logger.warn('kafka producer error (node-rdkafka)', { error: error.message, code: error.code });
-  });
+  };
 
-  if (options.statisticsIntervalMs) {
-    producer.on('event.stats', ({ message }) => {
-      const stats = JSON.parse(message) as { brokers?: Record<string, { req?: Record<string, number> }> };
-      requests = Object.values(stats.brokers ?? {}).reduce((n, b) => n + (b.req?.Produce ?? 0), 0);
-    });
-  }
+  const onStats = ({ message }: { message: string }): void => {
+    const stats = JSON.parse(message) as { brokers?: Record<string, { req?: Record<string, number> }> };
+    requests = Object.values(stats.brokers ?? {}).reduce((n, b) => n + (b.req?.Produce ?? 0), 0);
+  };
+
+  const build = (withIdempotence: boolean): RdkafkaProducer => {
+    const built: RdkafkaProducer = new Kafka.Producer(settings(withIdempotence));
+    built.on('delivery-report', onDeliveryReport);
+    built.on('event.error', onError);
+    if (options.statisticsIntervalMs) built.on('event.stats', onStats);
+    return built;
+  };
+  // `auto` starts without and is settled at connect, before anything is produced.
+  let idempotent = mode === 'on';
+  let producer = build(idempotent);
 
   const send = (topic: string, messages: ProducerMessage[]): Promise<void> => {
     if (!connected || closing)
@@ -252,6 +264,19 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
   return {
     client: 'node-rdkafka',
     async connect() {
+      if (mode === 'auto' && !connected && !idempotent) {
+        const probe = await probeIdempotence(Kafka, settings(true), Math.min(sendTimeoutMs, 5000));
+        if (probe.assigned) {
+          idempotent = true;
+          producer = build(true);
+        }
+        logger.info(
+          probe.assigned
+            ? 'kafka producer is idempotent: 5 produce requests in flight'
+            : 'kafka producer is not idempotent (the broker assigned no producer id): 1 produce request in flight',
+          { clientId: options.clientId, ...(probe.reason ? { reason: probe.reason } : {}) },
+        );
+      }
       await new Promise<void>((resolve, reject) =>
         producer.connect({ timeout: Math.max(sendTimeoutMs, 5000) }, (error) =>
           error ? reject(new Error(`kafka producer could not connect: ${error.message}`)) : resolve(),
@@ -277,6 +302,64 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
     isConnected: () => connected && !closing,
     health: () => tracker.snapshot(connected && !closing),
     checkReady: () => tracker.checkReady(connected && !closing),
-    stats: () => ({ ...counters, pendingMessages: pending, requests, largestBatch: 0 }),
+    stats: () => ({
+      ...counters,
+      pendingMessages: pending,
+      requests,
+      largestBatch: 0,
+      idempotent,
+      maxInFlight: Number(settings(idempotent)['max.in.flight.requests.per.connection']),
+    }),
   };
+}
+
+/** How long a probe waits for the broker to assign a producer id. */
+const PROBE_STATS_INTERVAL_MS = 100;
+
+/**
+ * Whether the broker gives an idempotent producer what it needs: a short-lived producer with
+ * `enable.idempotence` connects and reports, in its statistics, a producer id assigned (yes), or
+ * a fatal error, or nothing within `timeoutMs` (no). Nothing is produced.
+ */
+export async function probeIdempotence(
+  Kafka: Extract<ReturnType<typeof loadRdkafka>, { module: unknown }>['module'],
+  config: Record<string, unknown>,
+  timeoutMs: number,
+): Promise<{ assigned: boolean; reason?: string }> {
+  const probe: RdkafkaProducer = new Kafka.Producer({
+    ...config,
+    'statistics.interval.ms': PROBE_STATS_INTERVAL_MS,
+    dr_cb: false,
+  });
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let poller: ReturnType<typeof setInterval> | undefined;
+  try {
+    return await new Promise((resolve) => {
+      timer = setTimeout(
+        () => resolve({ assigned: false, reason: `no producer id within ${timeoutMs} ms` }),
+        timeoutMs,
+      );
+      probe.on('event.stats', ({ message }) => {
+        const state = (JSON.parse(message) as { eos?: { idemp_state?: string } }).eos?.idemp_state;
+        if (state === 'Assigned') resolve({ assigned: true });
+      });
+      probe.on('event.error', (error: RdkafkaError) => {
+        if (error.isFatal) resolve({ assigned: false, reason: error.message });
+      });
+      probe.connect({ timeout: timeoutMs }, (error) => {
+        if (error) resolve({ assigned: false, reason: error.message });
+        else poller = setInterval(() => probe.poll(), PROBE_STATS_INTERVAL_MS);
+      });
+    });
+  } finally {
+    clearTimeout(timer);
+    clearInterval(poller);
+    // A client that never connected may not call back: the wait is bounded either way.
+    let bound: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => probe.disconnect(2000, () => resolve())),
+      new Promise<void>((resolve) => (bound = setTimeout(resolve, 3000))),
+    ]);
+    clearTimeout(bound);
+  }
 }

@@ -9,6 +9,8 @@ import {
   createKafka,
   createKafkajsProducer,
   createRdkafkaProducer,
+  loadRdkafka,
+  probeIdempotence,
   ProduceError,
   type BatchingProducer,
   type KafkaClientName,
@@ -26,7 +28,7 @@ const producers: BatchingProducer[] = [];
 const CLIENTS: KafkaClientName[] = ['node-rdkafka', 'kafkajs'];
 
 beforeAll(async () => {
-  const topics: Record<string, number> = { inflight: 3 };
+  const topics: Record<string, number> = { inflight: 3, 'ordered-idempotent': 4 };
   for (const c of CLIENTS)
     for (const t of [
       'coalesce',
@@ -303,6 +305,54 @@ describe.each(CLIENTS)('%s producer', (client) => {
     } finally {
       await own.stop();
     }
+  });
+});
+
+describe('node-rdkafka idempotence', () => {
+  it('auto: the dev broker assigns a producer id, so 5 requests go in flight and per-key order holds', async () => {
+    const producer = await connected('node-rdkafka', {
+      idempotence: 'auto',
+      lingerMs: 5,
+      maxBatchMessages: 40,
+    });
+    expect(producer.stats()).toMatchObject({ idempotent: true, maxInFlight: 5 });
+    await concurrentSends(producer, 'ordered-idempotent', 2000, 7);
+    expect(await settledRequests(producer)).toBeGreaterThanOrEqual(7);
+    expectExactlyOnceInOrder(await readAll(kafka, 'ordered-idempotent', 2000), 2000, 7);
+  });
+
+  it('auto: a broker that cannot assign one (an old protocol version) keeps 1 in flight', async () => {
+    // librdkafka told the broker is 0.9 (no InitProducerId): no producer id is ever assigned.
+    const old = { 'api.version.request': false, 'broker.version.fallback': '0.9.0' };
+    const producer = await connected('node-rdkafka', {
+      idempotence: 'auto',
+      librdkafka: old,
+    } as ProducerTuning);
+    expect(producer.stats()).toMatchObject({ idempotent: false, maxInFlight: 1 });
+    // (The dev broker refuses that old a Produce version, so nothing is produced here: sending
+    // with one request in flight is what every other test in this file does.)
+  });
+
+  it('off (the default) and on are taken as said', async () => {
+    expect((await connected('node-rdkafka')).stats()).toMatchObject({ idempotent: false, maxInFlight: 1 });
+    expect((await connected('node-rdkafka', { idempotence: 'on' })).stats()).toMatchObject({
+      idempotent: true,
+      maxInFlight: 5,
+    });
+  });
+
+  it('the probe says no, with the reason, when no broker answers', async () => {
+    const loaded = loadRdkafka();
+    if ('error' in loaded) throw loaded.error;
+    const started = Date.now();
+    const probe = await probeIdempotence(
+      loaded.module,
+      { 'metadata.broker.list': '127.0.0.1:1', 'enable.idempotence': true },
+      1500,
+    );
+    expect(probe.assigned).toBe(false);
+    expect(probe.reason).toBeTruthy();
+    expect(Date.now() - started).toBeLessThan(10_000);
   });
 });
 

@@ -74,6 +74,7 @@ async function main() {
     client: config.kafka.client,
     compression: config.kafka.compression,
     lingerMs: config.kafka.lingerMs,
+    idempotence: config.kafka.idempotence,
     maxBatchMessages: config.kafka.batchMaxMessages,
     sendTimeoutMs: config.kafka.sendTimeoutMs,
     maxMessageBytes: config.kafka.messageMaxBytes,

@@ -55,6 +55,7 @@ async function main() {
     client: config.kafka.client,
     compression: config.kafka.compression,
     lingerMs: 5,
+    idempotence: config.kafka.idempotence,
     sendTimeoutMs: config.kafka.sendTimeoutMs,
     logger,
   });
