@@ -6,7 +6,8 @@
 // needs at least, the early access features with their flag joined), for retrieves the same
 // row (the feature with its flag). Each endpoint is loaded for DURATION_S, service then
 // baseline in three alternating rounds (autocannon's `amount` would override the duration, so
-// none is set); prints requests/s, p99 and the ratios. MGMT_BENCH_PROFILE=<dir> writes the service's CPU profile there.
+// none is set); prints requests/s, p99 and the ratios. MGMT_BENCH_PROFILE=<dir> writes the service's CPU profile there;
+// MGMT_BENCH_ONLY=<text> runs only the cases whose name contains it.
 // Started as a script with MGMT_BENCH_BASELINE=1 this file IS that baseline server.
 import http from 'node:http';
 import path from 'node:path';
@@ -211,6 +212,9 @@ export async function run(): Promise<boolean> {
         `${base}/eaf/${featureId}`,
       ],
     ];
+    // MGMT_BENCH_ONLY=<text>: only the cases whose name contains it (a profile of one route).
+    const only = process.env.MGMT_BENCH_ONLY;
+    if (only) cases.splice(0, cases.length, ...cases.filter(([name]) => name.includes(only)));
     // Sanity: both answer 200 before measuring, and the pages are full.
     for (const [name, subject, baselineUrl] of cases) {
       for (const u of [subject, baselineUrl]) {
