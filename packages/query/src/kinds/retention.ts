@@ -243,12 +243,16 @@ export const retentionKind: QueryKind<RetentionQuery, RetentionPlan> = {
            FROM events e ${join} WHERE ${conditions(r.targetEntity, plan.targetFilters)} AND ${inRange}`;
     const returning = `SELECT DISTINCT ${personKey} AS pk, ${index} AS i
          FROM events e ${join} WHERE ${conditions(r.returningEntity, plan.returningFilters)} AND ${inRange}`;
+    // count(*) in the join counts persons: cohort holds one row per (person, period) (first
+    // time: one per person; recurring: DISTINCT, and a person's breakdown value is the same on
+    // all their rows) and ret one per (person, period), so a (cohort, offset, value) group
+    // meets each person at most once. A DISTINCT aggregate would sort every group instead.
     const sql = `WITH target AS (${target}),
         cohort AS (SELECT pk, i, bv FROM target WHERE i >= 0 AND i < ${bind(plan.cohorts)}),
         ret AS (${returning})
       SELECT c.i AS cohort, 0 AS k, c.bv, count(*) AS n FROM cohort c GROUP BY 1, 3
       UNION ALL
-      SELECT c.i, r.i - c.i, c.bv, count(DISTINCT c.pk) FROM cohort c
+      SELECT c.i, r.i - c.i, c.bv, count(*) FROM cohort c
         JOIN ret r ON r.pk = c.pk AND r.i > c.i AND r.i - c.i < ${bind(plan.intervals)}
        GROUP BY 1, 2, 3`;
     const { rows } = await db.query<{ cohort: number; k: number; bv: string | null; n: string }>(sql, params);
