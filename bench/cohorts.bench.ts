@@ -22,7 +22,7 @@ import {
   seed,
   type BenchFlag,
 } from './decide.bench';
-import { fmt, freePort, ratioLine, startChild, startDecide } from './lib';
+import { fmt, forgetBenchProject, freePort, ratioLine, startChild, startDecide } from './lib';
 
 const STATIC_MEMBERS = 100_000;
 const SECONDS = 10;
@@ -406,16 +406,8 @@ export async function run(): Promise<boolean> {
     await baseline?.stop();
     await decide?.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
-    await redis
-      .del(
-        redisKeys.flags(project.teamId),
-        redisKeys.cohorts(project.teamId),
-        redisKeys.groupTypes(project.teamId),
-        redisKeys.token(project.token),
-        redisKeys.flagUsage(project.organizationId, new Date().toISOString().slice(0, 7)),
-      )
-      .catch(() => undefined);
     redis.disconnect();
+    await forgetBenchProject(redisUrl, project, [redisKeys.cohorts(project.teamId)]);
     await db.drop();
   }
 }

@@ -18,10 +18,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
-import { createRedis, redisKeys } from '@sett/cache';
 import { createPgPool, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
 import {
   fmt,
+  forgetBenchProject,
   freePort,
   insertBenchProject,
   load,
@@ -356,16 +356,7 @@ export async function run(): Promise<boolean> {
   } finally {
     for (const s of started.reverse()) await s.stop();
     await dropUnleash?.();
-    const redis = createRedis({ url: redisUrl });
-    await redis
-      .del(
-        redisKeys.flags(project.teamId),
-        redisKeys.groupTypes(project.teamId),
-        redisKeys.token(project.token),
-        redisKeys.flagUsage(project.organizationId, new Date().toISOString().slice(0, 7)),
-      )
-      .catch(() => undefined);
-    redis.disconnect();
+    await forgetBenchProject(redisUrl, project);
     await db.drop();
   }
 }

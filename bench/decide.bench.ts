@@ -30,11 +30,11 @@ import {
   ValidationError,
 } from '@sett/http';
 import { createLogger } from '@sett/logger';
-import { createRedis, redisKeys } from '@sett/cache';
 import { createPgPool } from '@sett/db';
 import { composeDecide } from '../services/decide/src/compose';
 import {
   fmt,
+  forgetBenchProject,
   freePort,
   insertBenchProject,
   load,
@@ -510,16 +510,7 @@ export async function run(): Promise<boolean> {
     await bare?.stop();
     await decide.stop();
     fs.rmSync(tmp, { recursive: true, force: true });
-    const redis = createRedis({ url: redisUrl });
-    await redis
-      .del(
-        redisKeys.flags(project.teamId),
-        redisKeys.groupTypes(project.teamId),
-        redisKeys.token(project.token),
-        redisKeys.flagUsage(project.organizationId, new Date().toISOString().slice(0, 7)),
-      )
-      .catch(() => undefined);
-    redis.disconnect();
+    await forgetBenchProject(redisUrl, project);
     await db.drop();
   }
 }

@@ -10,6 +10,7 @@ import autocannon from 'autocannon';
 import { createPersonalKey } from '@sett/cli';
 import type { Pool } from 'pg';
 import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
+import { createRedis, redisKeys } from '@sett/cache';
 
 export interface LoadOptions {
   url: string;
@@ -311,4 +312,26 @@ export async function benchOwnerKey(
   );
   return (await createPersonalKey({ databaseUrl, userUuid: owner, scopes, label: 'bench' }))
     .personal_api_key!;
+}
+
+/**
+ * Drops what decide cached in Redis for a bench project (flags, group types, token, this month's
+ * flag usage, and `extraKeys`), so that no other Sett database on this Redis is left with it.
+ */
+export async function forgetBenchProject(
+  redisUrl: string,
+  project: { teamId: number; token: string; organizationId: string },
+  extraKeys: string[] = [],
+): Promise<void> {
+  const redis = createRedis({ url: redisUrl });
+  await redis
+    .del(
+      redisKeys.flags(project.teamId),
+      redisKeys.groupTypes(project.teamId),
+      redisKeys.token(project.token),
+      redisKeys.flagUsage(project.organizationId, new Date().toISOString().slice(0, 7)),
+      ...extraKeys,
+    )
+    .catch(() => undefined);
+  redis.disconnect();
 }
