@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import { createPgPool, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
 import {
+  combineTurns,
   fmt,
   forgetBenchProject,
   freePort,
@@ -216,23 +217,6 @@ async function waitForToggles(url: string, authorization: string): Promise<void>
   throw new Error(`${url} never listed the always-on flags; last answer: ${last}`);
 }
 
-function combine(turns: LoadResult[]): LoadResult & { turnMin: number; turnMax: number } {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const sum = (f: (r: LoadResult) => number) => turns.reduce((n, r) => n + f(r), 0);
-  const rates = turns.map((r) => r.rps);
-  return {
-    requests: sum((r) => r.requests),
-    rps: sum((r) => r.rps) / turns.length,
-    p50: median(turns.map((r) => r.p50)),
-    p99: median(turns.map((r) => r.p99)),
-    non2xx: sum((r) => r.non2xx),
-    errors: sum((r) => r.errors),
-    timeouts: sum((r) => r.timeouts),
-    turnMin: Math.min(...rates),
-    turnMax: Math.max(...rates),
-  };
-}
-
 export async function run(): Promise<boolean> {
   const serverUrl = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/sett';
   const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
@@ -328,7 +312,7 @@ export async function run(): Promise<boolean> {
     for (let t = 0; t < TURNS; t++)
       for (const [i, s] of servers.entries())
         turns[i]!.push(await load({ ...s, connections: CONNECTIONS, durationSeconds: SECONDS / TURNS }));
-    const results = turns.map(combine);
+    const results = turns.map(combineTurns);
     for (const [i, s] of servers.entries()) {
       const r = results[i]!;
       process.stdout.write(
@@ -336,11 +320,7 @@ export async function run(): Promise<boolean> {
           `p50 ${r.p50} ms, p99 ${r.p99} ms (${r.requests} requests, non-2xx ${r.non2xx}, errors ${r.errors})\n`,
       );
     }
-    const [sett, server, proxyResult] = results as [
-      ReturnType<typeof combine>,
-      ReturnType<typeof combine>,
-      ReturnType<typeof combine>,
-    ];
+    const [sett, server, proxyResult] = [results[0]!, results[1]!, results[2]!];
     const vsServer = sett.rps / server.rps;
     const vsProxy = sett.rps / proxyResult.rps;
     process.stdout.write(`ratio decide / unleash-server: ${vsServer.toFixed(2)}x\n`);

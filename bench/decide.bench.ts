@@ -33,6 +33,7 @@ import { createLogger } from '@sett/logger';
 import { createPgPool } from '@sett/db';
 import { composeDecide } from '../services/decide/src/compose';
 import {
+  combineTurns,
   fmt,
   forgetBenchProject,
   freePort,
@@ -356,22 +357,6 @@ export function fullBodyMaker(token: string): () => string {
   };
 }
 
-/** Slices of one server's load as one run: requests and rate summed over the slices, latency
- * percentiles the median of the slices' (autocannon gives percentiles, not samples). */
-function combine(slices: LoadResult[]): LoadResult {
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-  const sum = (f: (r: LoadResult) => number) => slices.reduce((n, r) => n + f(r), 0);
-  return {
-    requests: sum((r) => r.requests),
-    rps: sum((r) => r.rps) / slices.length,
-    p50: median(slices.map((r) => r.p50)),
-    p99: median(slices.map((r) => r.p99)),
-    non2xx: sum((r) => r.non2xx),
-    errors: sum((r) => r.errors),
-    timeouts: sum((r) => r.timeouts),
-  };
-}
-
 function line(label: string, r: LoadResult): string {
   return `${label}: ${fmt(r.rps)} req/s, p50 ${r.p50} ms, p99 ${r.p99} ms (${r.requests} requests, non-2xx ${r.non2xx}, errors ${r.errors})`;
 }
@@ -469,10 +454,10 @@ export async function run(): Promise<boolean> {
       durationSeconds: 4,
     });
 
-    const maxAll = max.map(combine);
-    const rateAll = fixedRate.map(combine);
-    const [decideMax, bareMax, fixedMax] = maxAll as [LoadResult, LoadResult, LoadResult];
-    const [decideRate, , fixedRateAll] = rateAll as [LoadResult, LoadResult, LoadResult];
+    const maxAll = max.map(combineTurns);
+    const rateAll = fixedRate.map(combineTurns);
+    const [decideMax, bareMax, fixedMax] = [maxAll[0]!, maxAll[1]!, maxAll[2]!];
+    const [decideRate, fixedRateAll] = [rateAll[0]!, rateAll[2]!];
     for (const [k, s] of servers.entries())
       process.stdout.write(`${line(`${s.name.padEnd(6)} (max)`, maxAll[k]!)}\n`);
     for (const [k, s] of servers.entries())

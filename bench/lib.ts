@@ -61,6 +61,26 @@ export async function load(opts: LoadOptions): Promise<LoadResult> {
   };
 }
 
+/** Turns of one server's load as one run: requests and rate summed over the turns, latency
+ * percentiles the median of the turns' (autocannon gives percentiles, not samples), and the
+ * slowest and fastest turn's rate. */
+export function combineTurns(turns: LoadResult[]): LoadResult & { turnMin: number; turnMax: number } {
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const sum = (f: (r: LoadResult) => number) => turns.reduce((n, r) => n + f(r), 0);
+  const rates = turns.map((r) => r.rps);
+  return {
+    requests: sum((r) => r.requests),
+    rps: sum((r) => r.rps) / turns.length,
+    p50: median(turns.map((r) => r.p50)),
+    p99: median(turns.map((r) => r.p99)),
+    non2xx: sum((r) => r.non2xx),
+    errors: sum((r) => r.errors),
+    timeouts: sum((r) => r.timeouts),
+    turnMin: Math.min(...rates),
+    turnMax: Math.max(...rates),
+  };
+}
+
 export function ratioLine(label: string, subject: number, baseline: number, unit: string): string {
   const ratio = baseline > 0 ? subject / baseline : NaN;
   return `${label}: ${fmt(subject)} ${unit} vs baseline ${fmt(baseline)} ${unit} -> ratio ${ratio.toFixed(2)}`;

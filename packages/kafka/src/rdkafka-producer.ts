@@ -78,6 +78,7 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
     );
 
   const mode = options.idempotence ?? 'off';
+  const inFlight = (idempotent: boolean) => options.maxInFlightRequests ?? (idempotent ? 5 : 1);
   /** librdkafka's settings, idempotent or not. */
   const settings = (idempotent: boolean) => ({
     'metadata.broker.list': options.brokers.join(','),
@@ -86,7 +87,7 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
     // Duplicates a retry may still make are absorbed by the uuid in Postgres.
     'enable.idempotence': idempotent,
     acks: -1,
-    'max.in.flight.requests.per.connection': options.maxInFlightRequests ?? (idempotent ? 5 : 1),
+    'max.in.flight.requests.per.connection': inFlight(idempotent),
     'linger.ms': options.lingerMs ?? 5,
     'batch.num.messages': options.maxBatchMessages ?? 2000,
     'batch.size': options.maxBatchBytes ?? 900_000,
@@ -308,12 +309,12 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
       requests,
       largestBatch: 0,
       idempotent,
-      maxInFlight: Number(settings(idempotent)['max.in.flight.requests.per.connection']),
+      maxInFlight: inFlight(idempotent),
     }),
   };
 }
 
-/** How long a probe waits for the broker to assign a producer id. */
+/** How often a probe reports its statistics (and is polled for them). */
 const PROBE_STATS_INTERVAL_MS = 100;
 
 /**
