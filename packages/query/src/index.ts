@@ -24,6 +24,10 @@ export type { PropertyGroup, PropertyLeaf, PropertyOperator, PropertySource } fr
 export { MAX_BUCKETS, TRENDS_INTERVALS } from './time-range';
 export { BREAKDOWN_COUNTED_PROPERTIES, MAX_ANSWER_POINTS, trendsKind } from './kinds/trends';
 export { eventsKind } from './kinds/events';
+export { hogqlKind } from './kinds/hogql';
+export { createHogQLParser, sharedHogQLParser, MAX_HOGQL_LENGTH } from './hogql/parse';
+export type { HogQLParser } from './hogql/parse';
+export { HOGQL_FUNCTIONS } from './hogql/compile';
 export { funnelsKind } from './kinds/funnels';
 export { retentionKind } from './kinds/retention';
 export { bestAttempt } from './kinds/funnel-steps';

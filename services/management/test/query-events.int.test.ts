@@ -1,7 +1,8 @@
 // POST /query/ with PostHog's EventsQuery (also inside a DataTableNode) against a reference
 // computed here over the same events: columns and types, rows newest first, pages with hasMore,
 // aggregates grouped by the other columns (a merged person counted once), property and person
-// filters, and the 400s for what is not served.
+// filters, HogQL in select, where and orderBy meaning what it means in HogQLQuery, and the 400s
+// for what is not served.
 import { randomUUID } from 'node:crypto';
 import { call, createKey, seed, startHarness, type Fixture, type Harness } from './helpers';
 
@@ -173,20 +174,44 @@ describe('EventsQuery', () => {
     expect(wrapped.body.results).toEqual(direct.body.results);
   });
 
+  it('compiles select, where and orderBy as HogQL, as HogQLQuery does', async () => {
+    const res = await query({
+      select: ['event', 'toDate(timestamp)', 'count()'],
+      where: ["event != 'signup'", 'properties.$browser IS NOT NULL'],
+      orderBy: ['toDate(timestamp) DESC'],
+    });
+    expect(res.status).toBe(200);
+    const kept = EVENTS.filter((e) => e.event !== 'signup' && e.props.$browser !== undefined);
+    const byDay = new Map<string, number>();
+    for (const e of kept) byDay.set(e.at.slice(0, 10), (byDay.get(e.at.slice(0, 10)) ?? 0) + 1);
+    expect(res.body.types).toEqual(['String', 'Date', 'UInt64']);
+    expect(res.body.results).toEqual(
+      [...byDay].sort(([a], [b]) => b.localeCompare(a)).map(([day, n]) => ['pageview', day, n]),
+    );
+    // The same column through HogQLQuery means the same.
+    const same = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
+      query: {
+        kind: 'HogQLQuery',
+        query:
+          "SELECT event, toDate(timestamp), count() FROM events WHERE event != 'signup' AND properties.$browser IS NOT NULL GROUP BY event, toDate(timestamp) ORDER BY toDate(timestamp) DESC",
+      },
+    });
+    expect(same.body.results).toEqual(res.body.results);
+  });
+
   it('refuses what it does not serve with a 400 naming it', async () => {
-    const hogql = await query({ select: ['event', 'toStartOfDay(timestamp)'] });
-    expect(hogql).toMatchObject({ status: 400, body: { attr: 'query.select.1' } });
-    const where = await query({ select: ['event'], where: ["event = 'x'"] });
-    expect(where).toMatchObject({ status: 400, body: { attr: 'query.where' } });
-    const order = await query({ select: ['event'], orderBy: ['timestamp DESC'] });
+    const unknown = await query({ select: ['event', 'sleep(1)'] });
+    expect(unknown).toMatchObject({ status: 400, body: { attr: 'query.select.1' } });
+    expect(unknown.body.detail).toMatch(/unknown function sleep/);
+    const where = await query({ select: ['event'], where: ['event ='] });
+    expect(where).toMatchObject({ status: 400, body: { attr: 'query.where.0' } });
+    const aggregate = await query({ select: ['event'], where: ['count() > 1'] });
+    expect(aggregate).toMatchObject({ status: 400, body: { attr: 'query.where.0' } });
+    const order = await query({ select: ['event'], orderBy: ['nope DESC'] });
     expect(order).toMatchObject({ status: 400, body: { attr: 'query.orderBy.0' } });
     const limit = await query({ select: ['event'], limit: 1001 });
     expect(limit).toMatchObject({ status: 400, body: { attr: 'query.limit' } });
     const person = await query({ select: ['event'], personId: 'not-a-uuid' });
     expect(person).toMatchObject({ status: 400, body: { attr: 'query.personId' } });
-    const hogqlQuery = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
-      query: { kind: 'HogQLQuery', query: 'select 1' },
-    });
-    expect(hogqlQuery).toMatchObject({ status: 400, body: { attr: 'query.kind' } });
   });
 });

@@ -270,12 +270,12 @@ describe('TrendsQuery', () => {
   });
 
   it('refuses what it does not serve with a 400 naming it, never ignoring it', async () => {
-    const hogql = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
-      query: { kind: 'HogQLQuery', query: 'select 1' },
+    const paths = await call(h, 'POST', `/api/projects/${f.teamA.id}/query/`, key, {
+      query: { kind: 'PathsQuery', series: [] },
     });
-    expect(hogql.status).toBe(400);
-    expect(hogql.body).toMatchObject({ attr: 'query.kind', code: 'unsupported_query_kind' });
-    expect(hogql.body.detail).toContain('TrendsQuery');
+    expect(paths.status).toBe(400);
+    expect(paths.body).toMatchObject({ attr: 'query.kind', code: 'unsupported_query_kind' });
+    expect(paths.body.detail).toContain('TrendsQuery');
 
     const compareTo = await query({ series: [{ kind: 'EventsNode' }], compareFilter: { compare_to: '-1w' } });
     expect(compareTo.status).toBe(400);

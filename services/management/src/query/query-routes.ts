@@ -9,12 +9,14 @@ export const queryRoutes = [
   r({
     method: 'POST',
     url: `${PROJECT}/query/`,
-    summary: "Run a query (TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery) in PostHog's shapes",
+    summary:
+      "Run a query (TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery, HogQLQuery) in PostHog's shapes",
     description:
       'Served kinds: TrendsQuery (EventsNode series; math total, dau, weekly_active, monthly_active, unique_session, ' +
       'unique_group and property aggregates; event, person and group filters and breakdowns; formula; compare), ' +
       'FunnelsQuery (ordered, strict or unordered steps, window, exclusions, breakdown, steps or trends view), ' +
-      'RetentionQuery (first time or recurring, Hour to Month, person breakdown) and EventsQuery (a subset of select), ' +
+      'RetentionQuery (first time or recurring, Hour to Month, person breakdown), EventsQuery (select, where and orderBy in HogQL) ' +
+      'and HogQLQuery (a documented subset of HogQL over events, persons and groups, docs/hogql.md), ' +
       'also inside InsightVizNode, DataVisualizationNode and DataTableNode. Any other kind or field is a 400 naming it. ' +
       'Answers are cached in Redis until a batch is ingested for the project (refresh). Limits (docs/query.md): ' +
       'an answer holds at most 50,000 numbers (400 naming the field to narrow); queries at once are capped per ' +
@@ -23,7 +25,7 @@ export const queryRoutes = [
     tag: 'query',
     compat: {
       posthog: 'differs',
-      note: 'TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery (select subset); no HogQLQuery, actions, cohorts in filters or async query status',
+      note: 'TrendsQuery, FunnelsQuery, RetentionQuery, EventsQuery, HogQLQuery (a subset of HogQL on Postgres, docs/hogql.md); no actions, cohorts in filters or async query status',
     },
     auth: personal('query:read'),
     // PostHog's query models forbid fields they do not know: so does Sett.
