@@ -5,7 +5,8 @@
 // default (QUERY_BENCH_EVENTS=10000000 for 10M), loaded once per size and kept (database
 // sett_bench_query_<events>; QUERY_BENCH_RELOAD=1 reloads; indexes are built after the rows).
 // Timed (p50 and p95 of 5 after a warm-up), each query kind: trends total, dau, weekly active, a
-// $browser breakdown and a sum over 30 days; a 3-step funnel; weekly retention; the events table.
+// $browser breakdown and a sum over 30 days; a 3-step funnel; weekly retention; the events table;
+// two HogQL queries (events by name over 7 days, unique persons per day over 30).
 // The baseline reads the raw events table with its indexes (never the hourly counts), so where
 // the engine reads the counts (trends total) the ratio is what they buy.
 // Target: each API query >= 0.8 of its raw-SQL baseline.
@@ -291,6 +292,26 @@ export async function run(): Promise<boolean> {
         },
         `SELECT e.*, p.* FROM ${joined} WHERE e.team_id = $1 AND e.timestamp >= now() - interval '1 day'
           ORDER BY e.timestamp DESC LIMIT 101`,
+      ],
+      [
+        'HogQL events by name, 7 days',
+        {
+          kind: 'HogQLQuery',
+          query:
+            'SELECT event, count() FROM events WHERE timestamp > now() - INTERVAL 7 DAY GROUP BY event ORDER BY count() DESC',
+        },
+        `SELECT event, count(*) FROM events WHERE team_id = $1 AND timestamp > now() - interval '7 days'
+          GROUP BY 1 ORDER BY 2 DESC LIMIT 101`,
+      ],
+      [
+        'HogQL unique persons per day, 30 days',
+        {
+          kind: 'HogQLQuery',
+          query:
+            'SELECT toDate(timestamp) AS day, uniq(person_id) FROM events WHERE timestamp >= now() - INTERVAL 30 DAY GROUP BY day ORDER BY day',
+        },
+        `SELECT (e.timestamp AT TIME ZONE 'UTC')::date, count(DISTINCT ${personOf}) FROM ${joined}
+          WHERE e.team_id = $1 AND e.timestamp >= now() - interval '30 days' GROUP BY 1 ORDER BY 1 LIMIT 101`,
       ],
     ];
     process.stdout.write(`\n${fmt(EVENTS)} events; p50 of ${RUNS} runs after a warm-up\n`);

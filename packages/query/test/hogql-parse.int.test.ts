@@ -63,6 +63,15 @@ describe('the HogQL parser', () => {
     await expect(parser.parse('SELECT 1', 'select', 'q')).resolves.toMatchObject({ node: 'SelectQuery' });
   });
 
+  it('warms up ahead of the first text, which then parses well within the deadline', async () => {
+    await parser.warm();
+    expect(parser.parsed).toBe(0);
+    // The deadline (150 ms here) would refuse this if loading or warming were still ahead of it.
+    await expect(parser.parse('SELECT uniq(person_id) FROM events', 'select', 'q')).resolves.toMatchObject({
+      node: 'SelectQuery',
+    });
+  });
+
   it('answers a repeated text from memory', async () => {
     await parser.parse('SELECT 2', 'select', 'q');
     await parser.parse('SELECT 2', 'select', 'q');

@@ -6,6 +6,7 @@ import { createMetricsRegistry, serverTimeouts, startService } from '@sett/http'
 import { createPgPool, createPrisma } from '@sett/db';
 import { createRedis } from '@sett/cache';
 import { deriveCredentialKeys, loadOrCreateKeyFile } from '@sett/keys';
+import { sharedHogQLParser } from '@sett/query';
 import { createManagementApp } from './app';
 import { createBackgroundJobs } from './jobs/background-jobs';
 import { createUserCredentials } from './users/user-credentials';
@@ -105,6 +106,14 @@ async function main() {
     ],
   });
   if (config.jobs.enabled) jobs.start();
+  // HogQL's parser (EventsQuery and HogQLQuery) loads in its worker now, not on the first query.
+  sharedHogQLParser()
+    .warm()
+    .then(
+      () => logger.info('hogql parser ready'),
+      (err: Error) =>
+        logger.warn('hogql parser did not load; HogQL queries will be refused', { err: err.message }),
+    );
   // Secrets written before encryption: encrypted (TOTP) and re-keyed (backup codes) once, in the
   // background so a slow or unreachable database does not hold up start-up (the next start retries).
   createUserCredentials(prisma, deriveCredentialKeys(encryptionKey))

@@ -14,7 +14,7 @@
 //   never reach the worker again.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { ValidationError } from '@sett/http';
+import { ServiceUnavailableError, ValidationError } from '@sett/http';
 import type { Node, Position } from './ast';
 
 /** Longest HogQL text accepted (characters). */
@@ -31,6 +31,9 @@ export interface HogQLParser {
   /** The AST of `text` parsed by `rule`; a ValidationError (400) for a syntax error, a text too
    * long, too deep or too slow to parse. `attr` names the request field in errors. */
   parse(text: string, rule: ParseRule, attr: string): Promise<Node>;
+  /** Starts the worker and waits until its parser is loaded and warm (at a service's start, so
+   * that no request pays for it); rejects when the parser cannot load. */
+  warm(): Promise<void>;
   /** Texts sent to the worker so far (for tests). */
   readonly parsed: number;
   close(): Promise<void>;
@@ -62,6 +65,8 @@ require(workerData.parser)().then((parser) => {
 interface Answer {
   json?: string;
   failed?: string;
+  /** The parser could not load: the server's fault, not the query's. */
+  unavailable?: boolean;
 }
 
 const WARM_UP =
@@ -145,7 +150,8 @@ export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLPars
       try {
         await ready;
       } catch (err) {
-        return { failed: (err as Error).message };
+        if (running?.worker === w) running = undefined;
+        return { failed: (err as Error).message, unavailable: true };
       }
       return new Promise<Answer>((resolve) => {
         const id = nextId++;
@@ -171,6 +177,10 @@ export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLPars
     get parsed() {
       return count;
     },
+    warm() {
+      running ??= start();
+      return running.ready;
+    },
     async parse(text, rule, attr) {
       if (text.length > MAX_HOGQL_LENGTH)
         throw new ValidationError(
@@ -191,6 +201,8 @@ export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLPars
         return hit;
       }
       const answer = await inWorker(text, rule);
+      if (answer.unavailable)
+        throw new ServiceUnavailableError(`HogQL cannot be parsed now: ${answer.failed}.`);
       if (answer.failed !== undefined)
         throw new ValidationError(
           `${attr} could not be parsed (${answer.failed}): simplify the query, for example fewer chained terms or a shorter list.`,
