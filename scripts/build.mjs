@@ -303,6 +303,16 @@ function layOutRuntime(out, externals) {
 }
 
 const externals = await bundle();
+// A bundle built elsewhere (tests) finds its packages through links beside it, to the very
+// versions the workspace resolved for it: walking up to the root node_modules, or pnpm's hoisted
+// store, could find another version of a package installed twice (ajv 6 for eslint, 8 for Sett).
+if (distFlag !== -1) {
+  for (const [name, real] of externals) {
+    const link = path.join(dist, 'node_modules', name);
+    mkdirSync(path.dirname(link), { recursive: true });
+    symlinkSync(real, link);
+  }
+}
 const runtimeFlag = process.argv.indexOf('--runtime');
 if (runtimeFlag !== -1) {
   const out = process.argv[runtimeFlag + 1];

@@ -12,7 +12,6 @@
 //   refused with a 400;
 // - answers are remembered by text (the last CACHE_SIZE), so a dashboard's repeated queries
 //   never reach the worker again.
-import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { ServiceUnavailableError, ValidationError } from '@sett/http';
 import type { Node, Position } from './ast';
@@ -109,7 +108,8 @@ export function nestingOver(text: string, limit: number): number | undefined {
 
 export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLParser {
   const deadlineMs = opts.deadlineMs ?? PARSE_DEADLINE_MS;
-  const parserPath = createRequire(__filename).resolve('@posthog/hogql-parser');
+  // require.resolve, not createRequire: the bundler sees it, so the runtime tree carries the package.
+  const parserPath = require.resolve('@posthog/hogql-parser');
   const cache = new Map<string, Node>();
   let running: Running | undefined;
   let nextId = 0;
