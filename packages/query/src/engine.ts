@@ -10,9 +10,9 @@
 //   read-only transaction, one deadline) and its shaper builds PostHog's response.
 // Each kind lives in kinds/<kind>.ts: its schema, its planner and its shaper.
 import { ValidationError } from '@sett/http';
-import { regexProblem, type RegexChecker } from '@sett/flags';
+import type { RegexChecker } from '@sett/flags';
 import { compile, describeAjvError } from '@sett/schemas';
-import { checkFilterRegexes, filterRegexes, type PropertyGroup } from './property-filters';
+import { filterPatterns, settlePatterns, type PropertyGroup, type RequestPattern } from './property-filters';
 import type { Statements, StatementRunner } from './statements';
 
 /** The project a query reads. */
@@ -50,7 +50,7 @@ export interface QueryEngine {
 export interface PlanBase {
   groups: Array<PropertyGroup | undefined>;
   /** Other regular expressions of the query (HogQL's match and =~), each with its field. */
-  patterns?: ReadonlyArray<{ pattern: string; attr: string; key: string }>;
+  patterns?: RequestPattern[];
 }
 
 /** One query kind: a closed schema, a planner and the SQL-and-shaping step. */
@@ -93,22 +93,6 @@ export interface EngineDeps {
   now?: () => Date;
 }
 
-/** A query's own patterns (not filters'), settled within the request's regex budget like
- * filters': a pattern that is not valid RE2 is a 400 naming it. */
-async function checkPatterns(
-  patterns: ReadonlyArray<{ pattern: string; attr: string; key: string }>,
-  regexes: RegexChecker,
-): Promise<void> {
-  if (patterns.length === 0) return;
-  const problem = await regexes.prepare(patterns.map((p) => p.pattern));
-  if (problem) throw new ValidationError(`${patterns[0]!.attr}: ${problem}.`, patterns[0]!.attr);
-  for (const p of patterns) {
-    const invalid = regexProblem(p.pattern);
-    if (invalid)
-      throw new ValidationError(`${p.attr}: invalid regular expression in ${p.key}: ${invalid}`, p.attr);
-  }
-}
-
 /** The engine over Postgres: the kinds' SQL through `statements`. */
 export function createQueryEngine(deps: EngineDeps): QueryEngine {
   const now = deps.now ?? (() => new Date());
@@ -135,15 +119,12 @@ export function createQueryEngine(deps: EngineDeps): QueryEngine {
     }
     const at = now();
     const plan = await entry.kind.plan(node as never, team, at);
-    await checkFilterRegexes(plan.groups, deps.regexes);
-    await checkPatterns(plan.patterns ?? [], deps.regexes);
+    // The filters' patterns and the query's own (HogQL's match) share the request's one budget.
+    const patterns = [...filterPatterns(plan.groups), ...(plan.patterns ?? [])];
+    await settlePatterns(patterns, deps.regexes);
     // Each distinct pattern once: tried on Postgres' engine before the query's statements.
-    const byPattern = new Map<string, { pattern: string; attr: string; key: string }>();
-    for (const l of filterRegexes(plan.groups)) {
-      const pattern = typeof l.value === 'string' ? l.value : JSON.stringify(l.value);
-      if (!byPattern.has(pattern)) byPattern.set(pattern, { pattern, attr: l.attr, key: l.key });
-    }
-    for (const p of plan.patterns ?? []) if (!byPattern.has(p.pattern)) byPattern.set(p.pattern, p);
+    const byPattern = new Map<string, RequestPattern>();
+    for (const p of patterns) if (!byPattern.has(p.pattern)) byPattern.set(p.pattern, p);
     return {
       kind: entry.kind.kind,
       node,

@@ -140,23 +140,39 @@ export function filterRegexes(groups: Array<PropertyGroup | undefined>): Propert
   return groups.flatMap((g) => (g ? leavesOf(g).filter(isRegex) : []));
 }
 
+/** A regular expression of a request, with the field and key it is named by in errors. */
+export interface RequestPattern {
+  pattern: string;
+  attr: string;
+  key: string;
+}
+
+/** The patterns of filter groups, as settlePatterns takes them. */
+export function filterPatterns(groups: Array<PropertyGroup | undefined>): RequestPattern[] {
+  return filterRegexes(groups).map((l) => ({ pattern: repr(l.value), attr: l.attr, key: l.key }));
+}
+
 /**
- * Settles every regex of the groups within one request's budget (RegexChecker: small ones on
- * the event loop a turn at a time, large ones in a worker thread), then refuses the first that
- * is not valid RE2 with a 400 naming its field and key.
+ * Settles every pattern of one request within its one budget (RegexChecker: small ones on the
+ * event loop a turn at a time, large ones in a worker thread), then refuses the first that is not
+ * valid RE2 with a 400 naming its field and key.
  */
+export async function settlePatterns(patterns: RequestPattern[], regexes: RegexChecker): Promise<void> {
+  if (patterns.length === 0) return;
+  const problem = await regexes.prepare(patterns.map((p) => p.pattern));
+  if (problem) refuse(patterns[0]!.attr, `${problem}.`);
+  for (const p of patterns) {
+    const invalid = regexProblem(p.pattern);
+    if (invalid) refuse(p.attr, `invalid regular expression on ${p.key}: ${invalid}`);
+  }
+}
+
+/** settlePatterns for the regexes of filter groups alone. */
 export async function checkFilterRegexes(
   groups: Array<PropertyGroup | undefined>,
   regexes: RegexChecker,
 ): Promise<void> {
-  const leaves = filterRegexes(groups);
-  if (leaves.length === 0) return;
-  const problem = await regexes.prepare(leaves.map((l) => repr(l.value)));
-  if (problem) refuse(leaves[0]!.attr, `${problem}.`);
-  for (const leaf of leaves) {
-    const invalid = regexProblem(repr(leaf.value));
-    if (invalid) refuse(leaf.attr, `invalid regular expression on ${leaf.key}: ${invalid}`);
-  }
+  await settlePatterns(filterPatterns(groups), regexes);
 }
 
 /** parsePropertyFilters and checkFilterRegexes together, for a request with one filter parameter. */
@@ -240,6 +256,15 @@ const ISO_DATE_SQL =
   `'^(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])` +
   `([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?)?(Z|[+-](0[0-9]|1[0-5])(:?[0-5][0-9])?)?$'`;
 
+/**
+ * `then` when `text` is an ISO date that casts as written (ISO_DATE_SQL, its day checked against
+ * its month), else null. Nested CASEs, not AND: SQL does not promise the order of AND's
+ * operands, and the day's cast fails on other text.
+ */
+export function whenIsoDateSql(text: string, then: string): string {
+  return `CASE WHEN ${text} ~ ${ISO_DATE_SQL} THEN CASE WHEN substr(${text}, 9, 2)::int <= ${lastDaySql(text)} THEN ${then} END END`;
+}
+
 /** The last day of the value's month (for a value ISO_DATE_SQL matched). */
 function lastDaySql(text: string): string {
   const y = `substr(${text}, 1, 4)::int`;
@@ -288,7 +313,7 @@ function leafSql(f: PropertyLeaf, col: string, bind: (value: unknown) => string,
       // parseLeaf refused values that are not dates.
       const expected = parseDate(String(f.value), now)!;
       const op = { is_date_before: '<', is_date_after: '>', is_date_exact: '=' }[f.operator as string] ?? '=';
-      return `(${present} AND CASE WHEN ${text} ~ ${ISO_DATE_SQL} THEN CASE WHEN substr(${text}, 9, 2)::int <= ${lastDaySql(text)} THEN (${text})::timestamptz ${op} ${bind(expected)}::timestamptz ELSE FALSE END ELSE FALSE END)`;
+      return `(${present} AND coalesce(${whenIsoDateSql(text, `(${text})::timestamptz ${op} ${bind(expected)}::timestamptz`)}, FALSE))`;
     }
   }
 }

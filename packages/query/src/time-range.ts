@@ -122,6 +122,20 @@ function inYears(l: Local, attr: string, value: string): Local {
   return l;
 }
 
+/**
+ * A date with its own offset (2026-11-01T12:00:00Z) as the instant it names, in ISO; undefined
+ * for any other text (a wall-clock time or a relative date, read in the project's zone). A 400
+ * naming `attr` when it falls outside the years 0001 to 9999.
+ */
+export function instantOf(value: string, attr: string): string | undefined {
+  if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$/.test(value))
+    return undefined;
+  const ms = Date.parse(value);
+  if (Number.isNaN(ms) || ms < Date.parse('0001-01-01T00:00:00Z') || ms > Date.parse('9999-12-31T23:59:59Z'))
+    throw new ValidationError(`${attr} is not a date in the years 0001 to 9999: ${value}`, attr);
+  return new Date(ms).toISOString();
+}
+
 /** A date_from/date_to value as a wall-clock time in the project's zone; `end` picks the end of
  * a whole day given as a date. */
 export function parseDate(value: string, now: Local, attr: string, end: boolean): Local {

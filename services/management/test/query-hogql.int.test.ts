@@ -352,3 +352,28 @@ describe('HogQL functions', () => {
     expect(rounded).toBe(1.23);
   });
 });
+
+describe('stored values that are not what a query expects', () => {
+  it('reads a text property compared with a date as a date, and other text as null, never failing', async () => {
+    for (const d of ['2026-11-01', '2026-11-01T12:00:00+02:00', 'not a date', '2026-02-30', '12345678901'])
+      await h.pool.query(
+        `INSERT INTO events (uuid, team_id, event, distinct_id, timestamp, properties) VALUES ($1, $2, 'dated', 'x', now(), $3)`,
+        [randomUUID(), f.teamA2.id, JSON.stringify({ d })],
+      );
+    const res = await call(h, 'POST', `/api/projects/${f.teamA2.id}/query/`, key, {
+      query: {
+        kind: 'HogQLQuery',
+        query:
+          "SELECT properties.d, properties.d > toDateTime('2026-10-01 00:00:00'), toDate(properties.d) FROM events ORDER BY properties.d",
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.results).toEqual([
+      ['12345678901', null, null],
+      ['2026-02-30', null, null],
+      ['2026-11-01', true, '2026-11-01'],
+      ['2026-11-01T12:00:00+02:00', true, '2026-11-01'],
+      ['not a date', null, null],
+    ]);
+  });
+});

@@ -14,8 +14,14 @@
 // no stored value can make a query fail), time functions work in the project's time zone, and
 // division by zero is null rather than an error.
 import { ValidationError } from '@sett/http';
-import { localOf, localText, parseDate } from '../time-range';
-import { nodeFilters, propertyFilterSql, type PropertyGroup } from '../property-filters';
+import { instantOf, localOf, localText, parseDate } from '../time-range';
+import {
+  nodeFilters,
+  propertyFilterSql,
+  whenIsoDateSql,
+  type PropertyGroup,
+  type RequestPattern,
+} from '../property-filters';
 import { isNode, type Node } from './ast';
 import { positionText } from './parse';
 
@@ -88,13 +94,6 @@ export interface CompileOptions {
   testAccountFilters?: unknown;
 }
 
-/** Regular expressions of `match` and `=~`: settled within the request's regex budget. */
-export interface Pattern {
-  pattern: string;
-  attr: string;
-  key: string;
-}
-
 export interface EventsSpec {
   select: Array<{ ast?: Node; special?: '*' | 'person'; text: string; attr: string }>;
   where: Array<{ ast: Node; text: string; attr: string }>;
@@ -115,10 +114,6 @@ const MAX_TABLES = 16;
 // so neither overflow nor underflow can happen whatever an event stored.
 const NUMERIC_RE = `'^[+-]?([0-9]+(\\.[0-9]*)?|\\.[0-9]+)([eE][+-]?[0-9]{1,2})?$'`;
 const INT_RE = `'^[+-]?[0-9]{1,18}$'`;
-// An ISO date or date-time in the years 0001-9999 (the day is checked against its month below).
-const DATE_RE =
-  `'^(000[1-9]|00[1-9][0-9]|0[1-9][0-9]{2}|[1-9][0-9]{3})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])` +
-  `([ T]([01][0-9]|2[0-3]):[0-5][0-9](:[0-5][0-9](\\.[0-9]{1,6})?)?)?(Z|[+-](0[0-9]|1[0-5])(:?[0-5][0-9])?)?$'`;
 const OFFSET_RE = `'(Z|[+-][0-9]{2}(:?[0-9]{2})?)$'`;
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
@@ -244,7 +239,8 @@ const SELECT_SERVED = new Set([
 
 export class HogQLCompiler {
   readonly params: unknown[] = [];
-  readonly patterns: Pattern[] = [];
+  /** Regular expressions of `match` and `=~`: settled with the filters' within the request's budget. */
+  readonly patterns: RequestPattern[] = [];
   readonly groups: Array<PropertyGroup | undefined> = [];
   private readonly memo = new Map<string, string>();
   private selects = 0;
@@ -936,14 +932,10 @@ export class HogQLCompiler {
   }
 
   private dateBound(value: string, attr: string): string {
-    const instant = /(Z|[+-]\d{2}:?\d{2})$/.test(value) && !Number.isNaN(Date.parse(value));
-    if (instant) return this.bind(new Date(value).toISOString(), 'timestamptz');
-    const local = parseDate(
-      value,
-      localOf(this.o.now, this.o.timeZone),
-      `query.filters.dateRange.${attr.endsWith('from') ? 'date_from' : 'date_to'}`,
-      false,
-    );
+    const field = `query.filters.dateRange.${attr.endsWith('from') ? 'date_from' : 'date_to'}`;
+    const at = instantOf(value, field);
+    if (at) return this.bind(at, 'timestamptz');
+    const local = parseDate(value, localOf(this.o.now, this.o.timeZone), field, false);
     return `(${this.bind(localText(local), 'timestamp')} AT TIME ZONE ${this.zone()})`;
   }
 
@@ -1021,12 +1013,11 @@ export class HogQLCompiler {
       case 'String': {
         if (e.constant && typeof e.constant.value === 'string') {
           const v = e.constant.value;
-          const hasOffset = /(Z|[+-]\d{2}:?\d{2})$/.test(v);
-          const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?/.exec(v);
-          if (!m || Number.isNaN(Date.parse(hasOffset ? v : `${m[0].replace(' ', 'T')}Z`)))
+          const instant = instantOf(v, this.source.attr);
+          if (instant) return { ...e, sql: this.bind(instant, 'timestamptz'), type: T('DateTime') };
+          const m = /^(\d{4})-(\d{2})-(\d{2})(?:[ T](\d{2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?)?$/.exec(v);
+          if (!m || Number.isNaN(Date.parse(`${m[0].replace(' ', 'T')}Z`)))
             this.refuse(at, `${e.hogql} is not a date`);
-          if (hasOffset)
-            return { ...e, sql: this.bind(new Date(v).toISOString(), 'timestamptz'), type: T('DateTime') };
           return {
             ...e,
             sql: `(${this.bind(m[0].replace('T', ' '), 'timestamp')} AT TIME ZONE ${this.zone()})`,
@@ -1034,10 +1025,10 @@ export class HogQLCompiler {
           };
         }
         const x = e.sql;
-        const valid = `${x} ~ ${DATE_RE} AND substr(${x}, 9, 2)::int <= extract(day from (date_trunc('month', substr(${x}, 1, 7) || '-01') + interval '1 month - 1 day'))`;
+        const cast = `CASE WHEN ${x} ~ ${OFFSET_RE} THEN (${x})::timestamptz ELSE ((${x})::timestamp AT TIME ZONE ${this.zone()}) END`;
         return {
           ...e,
-          sql: `(CASE WHEN length(${x}) <= 40 AND ${valid} THEN CASE WHEN ${x} ~ ${OFFSET_RE} THEN (${x})::timestamptz ELSE ((${x})::timestamp AT TIME ZONE ${this.zone()}) END END)`,
+          sql: `(CASE WHEN length(${x}) <= 40 THEN ${whenIsoDateSql(x, cast)} END)`,
           type: T('DateTime', { nullable: true }),
         };
       }

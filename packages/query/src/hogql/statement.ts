@@ -1,7 +1,9 @@
 // The last steps between a compiled HogQL statement and Postgres, shared by HogQLQuery and
-// EventsQuery: dropping parameters the statement does not use, and turning what Postgres refuses
-// about a query into a 400.
+// EventsQuery: dropping parameters the statement does not use, turning what Postgres refuses
+// about a query into a 400, and reading the values of the answer.
 import { ValidationError } from '@sett/http';
+import { isoIn, localOf } from '../time-range';
+import type { Type } from './compile';
 
 /**
  * The statement with only the parameters it uses, renumbered: constants read only while
@@ -35,4 +37,38 @@ export function refusedByDatabase(err: unknown, attr = 'query.query'): Validatio
   // Postgres' words, without the table aliases the compiler made up (s1.event is event).
   const message = (err as Error).message.replace(/"s\d+\.([^"]+)"/g, '"$1"');
   return new ValidationError(`${attr}: the database refused the query: ${message}.`, attr, 'hogql_refused');
+}
+
+/** A timestamp as PostHog shows it: ISO with the offset of its zone, milliseconds when any. */
+function dateTimeText(d: Date, zone: string): string {
+  const text = isoIn(localOf(d, zone), zone);
+  const ms = d.getUTCMilliseconds();
+  return ms === 0 ? text : `${text.slice(0, 19)}.${String(ms).padStart(3, '0')}${text.slice(19)}`;
+}
+
+/**
+ * How a compiled column's values are read from the driver: int8 and numeric as numbers (text past
+ * what a double holds exactly), timestamps as ISO text with the offset of their zone (or in UTC
+ * with `Z`, `utc`), arrays element by element.
+ */
+export function valueReader(type: Type, timeZone: string, utc = false): (v: unknown) => unknown {
+  switch (type.kind) {
+    case 'Int':
+    case 'Float':
+      // int8 and numeric arrive as text: numbers, unless past what a double holds exactly.
+      return (v) => {
+        if (v === null || typeof v === 'number') return v;
+        const n = Number(v);
+        return type.kind === 'Int' && !Number.isSafeInteger(n) ? String(v) : n;
+      };
+    case 'DateTime':
+      return (v) =>
+        v instanceof Date ? (utc ? v.toISOString() : dateTimeText(v, type.zone ?? timeZone)) : v;
+    case 'Array': {
+      const each = valueReader(type.of ?? { kind: 'String' }, timeZone, utc);
+      return (v) => (Array.isArray(v) ? v.map(each) : v);
+    }
+    default:
+      return (v) => v;
+  }
 }

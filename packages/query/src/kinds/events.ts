@@ -15,11 +15,11 @@
 // person filter or personId needs them.
 import { ValidationError } from '@sett/http';
 import type { PlanBase, QueryKind, QueryTeam } from '../engine';
-import { HogQLCompiler, typeName, type Type } from '../hogql/compile';
+import { HogQLCompiler, typeName } from '../hogql/compile';
 import { sharedHogQLParser } from '../hogql/parse';
-import { keepUsedParams, refusedByDatabase } from '../hogql/statement';
+import { keepUsedParams, refusedByDatabase, valueReader } from '../hogql/statement';
 import { nodeFilters, propertyFilterSql } from '../property-filters';
-import { localOf, localText, parseDate, type Local } from '../time-range';
+import { instantOf, localOf, localText, parseDate, type Local } from '../time-range';
 
 const PROPERTIES_SCHEMA = { type: ['array', 'object'] } as const;
 const MAX_LIMIT = 1000;
@@ -84,16 +84,6 @@ interface Column {
   read: (value: unknown) => unknown;
 }
 
-const iso = (v: unknown) => (v instanceof Date ? v.toISOString() : v);
-
-/** How a value of a compiled column is read: numbers as numbers, timestamps as ISO (UTC). */
-function readerOf(type: Type): (v: unknown) => unknown {
-  if (type.kind === 'Int' || type.kind === 'Float')
-    return (v) => (v === null || typeof v === 'number' ? v : Number(v));
-  if (type.kind === 'DateTime') return iso;
-  return (v) => v;
-}
-
 export interface EventsPlan extends PlanBase {
   sql: string;
   params: unknown[];
@@ -127,20 +117,6 @@ export async function planEvents(query: EventsQuery, team: QueryTeam, nowDate: D
   const compiler = new HogQLCompiler({ teamId: team.id, timeZone, now: nowDate, text: '', attr: 'query' });
   const bind = (value: unknown, cast?: string) => compiler.bind(value, cast);
   const now: Local = localOf(nowDate, timeZone);
-  // A bound with its own offset (2026-11-01T12:00:00Z) is an instant; otherwise a wall-clock
-  // time or a relative date in the project's zone, as PostHog reads them.
-  const instant = (value: string, attr: string): string | undefined => {
-    if (!/^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d{1,6})?)?(Z|[+-]\d{2}:?\d{2})$/.test(value))
-      return undefined;
-    const ms = Date.parse(value);
-    if (
-      Number.isNaN(ms) ||
-      ms < Date.parse('0001-01-01T00:00:00Z') ||
-      ms > Date.parse('9999-12-31T23:59:59Z')
-    )
-      throw new ValidationError(`${attr} is not a date in the years 0001 to 9999: ${value}`, attr);
-    return new Date(ms).toISOString();
-  };
   if (query.personId && !UUID.test(query.personId))
     throw new ValidationError("query.personId must be a person's uuid.", 'query.personId');
   const groups = [
@@ -156,7 +132,7 @@ export async function planEvents(query: EventsQuery, team: QueryTeam, nowDate: D
       const out: string[] = [];
       const after = query.after ?? '-24h';
       if (after !== 'all') {
-        const at = instant(after, 'query.after');
+        const at = instantOf(after, 'query.after');
         out.push(
           at
             ? `${ev.sql}.timestamp >= ${bind(at, 'timestamptz')}`
@@ -164,7 +140,7 @@ export async function planEvents(query: EventsQuery, team: QueryTeam, nowDate: D
         );
       }
       if (query.before) {
-        const at = instant(query.before, 'query.before');
+        const at = instantOf(query.before, 'query.before');
         out.push(
           at
             ? `${ev.sql}.timestamp < ${bind(at, 'timestamptz')}`
@@ -207,7 +183,8 @@ export async function planEvents(query: EventsQuery, team: QueryTeam, nowDate: D
         : query.select[i]!.replace(LABEL, '').trim() === 'person'
           ? 'Tuple(UUID, DateTime64(6), String, String)'
           : typeName(c.type, 'UTC'),
-    read: readerOf(c.type),
+    // Timestamps in UTC, as EventsQuery answered before it was compiled as HogQL.
+    read: valueReader(c.type, 'UTC', true),
   }));
   return {
     ...statement,

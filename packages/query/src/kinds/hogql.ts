@@ -9,17 +9,9 @@
 // transaction, the request's deadline, the concurrency slots); the answer holds at most 50,000
 // rows (LIMIT defaults to 100).
 import type { PlanBase, QueryKind, QueryTeam } from '../engine';
-import {
-  HogQLCompiler,
-  typeName,
-  type HogQLFilters,
-  type OutputColumn,
-  type Pattern,
-  type Type,
-} from '../hogql/compile';
+import { HogQLCompiler, typeName, type HogQLFilters, type OutputColumn } from '../hogql/compile';
 import { MAX_HOGQL_LENGTH, sharedHogQLParser } from '../hogql/parse';
-import { keepUsedParams, refusedByDatabase } from '../hogql/statement';
-import { isoIn, localOf } from '../time-range';
+import { keepUsedParams, refusedByDatabase, valueReader } from '../hogql/statement';
 
 const PROPERTIES_SCHEMA = { type: ['array', 'object', 'null'] } as const;
 
@@ -104,34 +96,6 @@ function outputSql(c: OutputColumn): string {
   }
 }
 
-/** A timestamp as PostHog shows it: ISO with the offset of its zone, milliseconds when any. */
-function dateTimeText(d: Date, zone: string): string {
-  const text = isoIn(localOf(d, zone), zone);
-  const ms = d.getUTCMilliseconds();
-  return ms === 0 ? text : `${text.slice(0, 19)}.${String(ms).padStart(3, '0')}${text.slice(19)}`;
-}
-
-function reader(type: Type, timeZone: string): (v: unknown) => unknown {
-  switch (type.kind) {
-    case 'Int':
-    case 'Float':
-      // int8 and numeric arrive as text: numbers, unless past what a double holds exactly.
-      return (v) => {
-        if (v === null || typeof v === 'number') return v;
-        const n = Number(v);
-        return type.kind === 'Int' && !Number.isSafeInteger(n) ? String(v) : n;
-      };
-    case 'DateTime':
-      return (v) => (v instanceof Date ? dateTimeText(v, type.zone ?? timeZone) : v);
-    case 'Array': {
-      const each = reader(type.of ?? { kind: 'String' }, timeZone);
-      return (v) => (Array.isArray(v) ? v.map(each) : v);
-    }
-    default:
-      return (v) => v;
-  }
-}
-
 export async function planHogQL(query: HogQLQuery, team: QueryTeam, now: Date): Promise<HogQLPlan> {
   const attr = 'query.query';
   const ast = await sharedHogQLParser().parse(query.query, 'select', attr);
@@ -150,7 +114,6 @@ export async function planHogQL(query: HogQLQuery, team: QueryTeam, now: Date): 
     `SELECT ${top.columns.map((c) => `${outputSql(c)} AS ${c.sql}`).join(', ')} FROM (${top.sql}) AS q`,
     compiler.params,
   );
-  const patterns: Pattern[] = compiler.patterns;
   return {
     sql,
     params,
@@ -160,7 +123,7 @@ export async function planHogQL(query: HogQLQuery, team: QueryTeam, now: Date): 
     offset: top.offset,
     timeZone: team.timeZone,
     groups: compiler.groups,
-    patterns,
+    patterns: compiler.patterns,
   };
 }
 
@@ -176,7 +139,7 @@ export const hogqlKind: QueryKind<HogQLQuery, HogQLPlan> = {
       throw refusedByDatabase(err) ?? err;
     }
     const page = rows.slice(0, plan.limit);
-    const readers = plan.columns.map((c) => reader(c.type, plan.timeZone));
+    const readers = plan.columns.map((c) => valueReader(c.type, plan.timeZone));
     return {
       columns: plan.columns.map((c) => c.name),
       types: plan.columns.map((c) => [c.name, typeName(c.type, plan.timeZone)]),
