@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
+import { endPool } from '@sett/db';
 import { startDevBroker } from '@sett/devstack';
 import { N, PARTITIONS, TOKEN, drain, findPort, freshDatabase, metricSum, workload } from './ingestion.bench';
 import { fmt, startCapture, startChild, type ChildServer } from './lib';
@@ -97,7 +98,7 @@ async function startStack(
     },
     async stop() {
       await Promise.all([capture.stop(), stack.ingestion?.stop()]);
-      await pool.end();
+      await endPool(pool);
       await broker.stop();
       await db.drop();
     },

@@ -11,7 +11,14 @@
 // the engine reads the counts (trends total) the ratio is what they buy.
 // Target: each API query >= 0.8 of its raw-SQL baseline.
 import pg from 'pg';
-import { ensureDatabase, migrateDeploy, quoteIdent, withDatabase, withMaintenanceClient } from '@sett/db';
+import {
+  endPool,
+  ensureDatabase,
+  migrateDeploy,
+  quoteIdent,
+  withDatabase,
+  withMaintenanceClient,
+} from '@sett/db';
 import { benchOwnerKey, fmt, freePort, startChild } from './lib';
 
 const SERVER_URL = process.env.DATABASE_URL || 'postgresql://root@127.0.0.1:5432/postgres';
@@ -331,7 +338,7 @@ export async function run(): Promise<boolean> {
     process.stdout.write(`${ok ? 'PASS' : 'MISS'} every query >= 0.8 of its raw-SQL baseline\n`);
     return ok;
   } finally {
-    await pool.end();
+    await endPool(pool);
     await service.stop();
     if (process.env.QUERY_BENCH_DROP)
       await withMaintenanceClient(SERVER_URL, (c) =>

@@ -5,7 +5,7 @@
 // and every value is rounded to whole seconds, so the expected annotation text is exact.
 import type { ChildProcess } from 'node:child_process';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, endPool, type TestDatabase } from '@sett/testing';
 import { parseScrape, promtoolPath, promtoolTestRules, seriesFromScrapes, spawnService } from './promtool';
 
 jest.setTimeout(90_000);
@@ -19,7 +19,6 @@ beforeAll(async () => {
   promtoolPath();
   db = await createTestDatabase();
   pool = new pg.Pool({ connectionString: db.url, max: 2 });
-  pool.on('error', () => undefined); // the database is dropped with FORCE at the end
   // No runner: the rows below stay as the test writes them.
   ({ base, child } = await spawnService('management', {
     DATABASE_URL: db.url,
@@ -31,7 +30,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   child?.kill('SIGKILL');
-  await pool?.end();
+  if (pool) await endPool(pool);
   await db?.drop();
 });
 

@@ -18,7 +18,7 @@ import { localMigrations } from '@sett/db';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
 import { createKafkajsProducer, createKafka, TOPICS } from '@sett/kafka';
 import { generatePersonalApiKey, hashPersonalApiKey, maskKey } from '@sett/keys';
-import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, endPool, type TestDatabase } from '@sett/testing';
 import { spawnService, waitFor } from './promtool';
 
 jest.setTimeout(180_000);
@@ -78,7 +78,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of children) c.kill('SIGKILL');
-  await pool?.end();
+  if (pool) await endPool(pool);
   await broker?.stop();
   await db?.drop();
   if (dir) fs.rmSync(dir, { recursive: true, force: true });

@@ -11,7 +11,7 @@ import zlib from 'node:zlib';
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createTestDatabase, freePort, waitFor, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, endPool, freePort, waitFor, type TestDatabase } from '@sett/testing';
 
 const repoRoot = path.join(__dirname, '../../..');
 const cliMain = path.join(__dirname, '../src/main.ts');
@@ -91,7 +91,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-  await pool?.end();
+  if (pool) await endPool(pool);
   await broker?.stop();
   await db?.drop();
   fs.rmSync(dir, { recursive: true, force: true });

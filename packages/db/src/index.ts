@@ -3,7 +3,7 @@
 export * from './generated/prisma/client';
 export { createPrisma } from './prisma-client';
 export type { CreatePrismaOptions } from './prisma-client';
-export { createPgPool, pgTimeoutConfig } from './pg-pool';
+export { createPgPool, endPool, pgTimeoutConfig } from './pg-pool';
 export type { CreatePgPoolOptions, PgTimeouts } from './pg-pool';
 export { ensureDatabase, quoteIdent, withDatabase, withMaintenanceClient } from './ensure-database';
 export { migrateDeploy, migrationsUpToDate, localMigrations, repoRoot } from './migrations';

@@ -71,3 +71,24 @@ export function createPgPool({
   pool.on('connect', (client) => client.on('error', (err) => onIdleError?.(err)));
   return pool;
 }
+
+/**
+ * Ends a pool and resolves once each of its connections has closed. pg's `end()` resolves as
+ * soon as it has asked them to close, while the server may still hold the sessions: a
+ * `DROP DATABASE … WITH (FORCE)` right after terminates them, and the termination arrives as an
+ * 'error' on a pool that nobody listens to any more, which crashes the process (or fails a test
+ * suite that had passed).
+ */
+export async function endPool(pool: pg.Pool): Promise<void> {
+  const open = pool.totalCount;
+  let removed = 0;
+  const closed = new Promise<void>((resolve) => {
+    if (open === 0) resolve();
+    // 'remove' follows the client's own end callback, i.e. its socket has closed.
+    pool.on('remove', () => {
+      if (++removed >= open) resolve();
+    });
+  });
+  await pool.end();
+  await closed;
+}

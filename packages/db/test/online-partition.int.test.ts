@@ -10,6 +10,7 @@ import {
   PARTITION_MIGRATION,
   compareEventsOnline,
   copyEventsOnline,
+  endPool,
   ensureDatabase,
   finishPartitionedEvents,
   localMigrations,
@@ -103,7 +104,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await pool?.end();
+  if (pool) await endPool(pool);
   for (const n of names)
     await withMaintenanceClient(serverUrl, (c) =>
       c.query(`DROP DATABASE IF EXISTS ${quoteIdent(n)} WITH (FORCE)`),
@@ -183,7 +184,7 @@ it('prepare, copy while events are written and deleted, finish: same rows, same 
   try {
     expect(await schemaSnapshot(pool)).toEqual(await schemaSnapshot(ref));
   } finally {
-    await ref.end();
+    await endPool(ref);
   }
 });
 

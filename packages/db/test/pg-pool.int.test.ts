@@ -1,5 +1,8 @@
-// The pool survives Postgres terminating its idle connections (as on a restart or failover).
-import { createPgPool } from '../src';
+// The pool survives Postgres terminating its idle connections (as on a restart or failover), and
+// endPool waits until the connections have closed.
+import type net from 'node:net';
+import type pg from 'pg';
+import { createPgPool, endPool } from '../src';
 
 describe('createPgPool', () => {
   // Any database will do: the test only opens and loses connections.
@@ -50,5 +53,21 @@ describe('createPgPool', () => {
     const { rows } = await pool.query<{ one: number }>('SELECT 1 AS one');
     expect(rows[0]?.one).toBe(1);
     await pool.end();
+  });
+
+  it('endPool resolves only once every connection of the pool has closed its socket', async () => {
+    const pool = createPgPool({ databaseUrl, max: 3 });
+    const clients: pg.PoolClient[] = [];
+    pool.on('connect', (c) => clients.push(c));
+    const held = await Promise.all([pool.connect(), pool.connect(), pool.connect()]);
+    for (const c of held) c.release();
+    expect(clients).toHaveLength(3);
+    const socket = (c: pg.PoolClient) =>
+      (c as unknown as { connection: { stream: net.Socket } }).connection.stream;
+    expect(clients.every((c) => !socket(c).destroyed)).toBe(true);
+    // pg's own end() resolves while these sockets are still open; a DROP DATABASE … WITH (FORCE)
+    // in that window cuts the sessions and the pool emits 'error' with nobody listening.
+    await endPool(pool);
+    expect(clients.map((c) => socket(c).destroyed)).toEqual([true, true, true]);
   });
 });

@@ -11,7 +11,7 @@ import { writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { bootstrap } from '@sett/cli';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createTestDatabase, type TestDatabase } from '@sett/testing';
+import { createTestDatabase, endPool, type TestDatabase } from '@sett/testing';
 import {
   SERVICES,
   buildAccountsCorpus,
@@ -196,7 +196,7 @@ describe('hostile inputs against the real services', () => {
 
   afterAll(async () => {
     if (procs) await Promise.all(SERVICES.map((s) => stopProcess(procs[s])));
-    await pool?.end();
+    if (pool) await endPool(pool);
     await broker?.stop();
     await db?.drop();
   });

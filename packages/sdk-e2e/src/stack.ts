@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase, freePort } from '@sett/testing';
+import { createTestDatabase, endPool, type TestDatabase, freePort } from '@sett/testing';
 
 const root = path.resolve(__dirname, '../../..');
 
@@ -116,7 +116,7 @@ export async function startSettStack(): Promise<SettStack> {
       await exited;
       clearTimeout(timer);
     }
-    await pool.end();
+    await endPool(pool);
     await db.drop();
     fs.rmSync(credentialsDir, { recursive: true, force: true });
   };

@@ -43,7 +43,8 @@ export type TestDatabase = {
   /** Connection URL of the new database. */
   url: string;
   name: string;
-  /** Drops the database, disconnecting whoever is still connected. */
+  /** Drops the database, disconnecting whoever is still connected. End the test's own pools
+   * with endPool first: a session it cuts reaches a plain pg pool as an unhandled 'error'. */
   drop(): Promise<void>;
 };
 

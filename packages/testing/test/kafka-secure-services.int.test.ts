@@ -11,6 +11,7 @@ import { startDevBroker, type DevBroker } from '@sett/devstack';
 import {
   createTestCa,
   createTestDatabase,
+  endPool,
   startKafkaProxy,
   uniqueName,
   waitFor,
@@ -59,7 +60,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
   await proxy?.close();
-  await pool?.end();
+  if (pool) await endPool(pool);
   await Promise.all([broker?.stop(), db?.drop()]);
   pki?.remove();
 });

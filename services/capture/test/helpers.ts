@@ -17,7 +17,13 @@ import {
   type CaptureMessage,
 } from '@sett/kafka';
 import { startDevBroker, type DevBroker } from '@sett/devstack';
-import { createTestDatabase, uniqueName, waitFor as pollUntil, type TestDatabase } from '@sett/testing';
+import {
+  createTestDatabase,
+  endPool,
+  uniqueName,
+  waitFor as pollUntil,
+  type TestDatabase,
+} from '@sett/testing';
 import { createCaptureApp } from '../src/app';
 import { createProjectLoader } from '../src/capture/project-store';
 
@@ -82,7 +88,7 @@ export async function startProcessFixture(): Promise<{
   const [broker, db] = await Promise.all([startDevBroker({ partitions: 2 }), createTestDatabase()]);
   const pool = new pg.Pool({ connectionString: db.url, max: 1 });
   const { token } = await insertProject(pool);
-  await pool.end();
+  await endPool(pool);
   return {
     broker,
     db,
@@ -214,7 +220,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await consumer?.disconnect().catch(() => undefined);
       await producer.disconnect().catch(() => undefined);
       redis.disconnect();
-      await pool.end();
+      await endPool(pool);
       await broker.stop();
       await dropQuietly(db);
     },
