@@ -1,7 +1,12 @@
 // PostHog's HogQL parser in its worker thread: PostHog's AST for what it parses, a syntax error
 // with its position as a 400, texts refused before parsing (too long, too deep), a text past the
-// parse deadline refused with the worker replaced, and repeated texts answered without parsing.
-import { createHogQLParser, nestingOver, type HogQLParser } from '../src/hogql/parse';
+// parse deadline refused with the worker replaced, repeated texts answered without parsing, and
+// projects taking turns for the workers.
+import { createHogQLParser, nestingOver, shapeProblem, type HogQLParser } from '../src/hogql/parse';
+
+/** A text that takes the parser well over 150 ms: 300 chained conditions (`tag` makes it new). */
+const slowText = (tag: string | number) =>
+  `SELECT ${JSON.stringify(String(tag))} FROM events WHERE ${Array.from({ length: 300 }, (_, i) => `properties.p${i} = 'v'`).join(' AND ')}`;
 
 let parser: HogQLParser;
 beforeEach(() => {
@@ -55,8 +60,7 @@ describe('the HogQL parser', () => {
   });
 
   it('refuses a text past the deadline, then parses the next one in a fresh worker', async () => {
-    const slow = `SELECT 1 FROM events WHERE ${Array.from({ length: 300 }, (_, i) => `properties.p${i} = 'v'`).join(' AND ')}`;
-    await expect(parser.parse(slow, 'select', 'q')).rejects.toMatchObject({
+    await expect(parser.parse(slowText(1), 'select', 'q')).rejects.toMatchObject({
       status: 400,
       message: expect.stringMatching(/longer than 150 ms to parse/),
     });
@@ -76,5 +80,69 @@ describe('the HogQL parser', () => {
     await parser.parse('SELECT 2', 'select', 'q');
     await parser.parse('SELECT 2', 'select', 'q');
     expect(parser.parsed).toBe(1);
+  });
+
+  it('refuses runs of NOT and long field chains without parsing them, outside quotes and comments', async () => {
+    await expect(parser.parse(`SELECT ${'NOT '.repeat(50)}1`, 'select', 'q')).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/^q has more than 4 NOTs in a row/),
+    });
+    const chain = (n: number) =>
+      `SELECT properties.${Array.from({ length: n - 1 }, (_, i) => `k${i}`).join('.')}`;
+    await expect(parser.parse(chain(17), 'select', 'q')).rejects.toMatchObject({
+      status: 400,
+      message: expect.stringMatching(/field chain of more than 16 names/),
+    });
+    expect(parser.parsed).toBe(0);
+    expect(shapeProblem(chain(16))).toBeUndefined();
+    expect(shapeProblem('SELECT NOT NOT NOT NOT 1')).toBeUndefined();
+    expect(shapeProblem('SELECT NOT NOT NOT NOT NOT 1')).toMatch(/NOTs in a row/);
+    expect(
+      shapeProblem("SELECT 'NOT NOT NOT NOT NOT', `not not not not not` -- NOT NOT NOT NOT NOT\n"),
+    ).toBeUndefined();
+    expect(shapeProblem('SELECT 1 /* a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q.r */')).toBeUndefined();
+    expect(shapeProblem('SELECT `a`.`b`.c.d.e.f.g.h.i.j.k.l.m.n.o.p.q')).toMatch(/field chain/);
+  });
+});
+
+describe('projects taking turns for the parser', () => {
+  const done = (order: string[], label: string, p: Promise<unknown>) =>
+    p.then(
+      () => order.push(label),
+      () => order.push(label),
+    );
+
+  it("parses another project's text after one slow text of a project that queued four", async () => {
+    const one = createHogQLParser({ deadlineMs: 150, workers: 1 });
+    try {
+      await one.warm();
+      const order: string[] = [];
+      const slow = [1, 2, 3, 4].map((i) => done(order, `a${i}`, one.parse(slowText(i), 'select', 'q', 'a')));
+      const other = done(order, 'b', one.parse('SELECT 1', 'select', 'q', 'b'));
+      await Promise.all([...slow, other]);
+      // In arrival order b would be last; taking turns, it is second.
+      expect(order).toEqual(['a1', 'b', 'a2', 'a3', 'a4']);
+    } finally {
+      await one.close();
+    }
+  });
+
+  it("gives another project the second worker while one project's text is in the first", async () => {
+    await parser.warm();
+    const order: string[] = [];
+    const slow = [1, 2].map((i) => done(order, `a${i}`, parser.parse(slowText(`w${i}`), 'select', 'q', 'a')));
+    const other = done(order, 'b', parser.parse('SELECT 3', 'select', 'q', 'b'));
+    await Promise.all([...slow, other]);
+    expect(order).toEqual(['b', 'a1', 'a2']);
+  });
+
+  it("turns a project's texts away with 429 past 64 waiting, and parses the rest", async () => {
+    const answers = await Promise.allSettled(
+      Array.from({ length: 70 }, (_, i) => parser.parse(`SELECT ${i}`, 'select', 'q', 'a')),
+    );
+    const refused = answers.filter((a) => a.status === 'rejected');
+    expect(refused).toHaveLength(5);
+    for (const r of refused) expect((r as PromiseRejectedResult).reason).toMatchObject({ status: 429 });
+    expect(parser.parsed).toBe(65);
   });
 });

@@ -7,13 +7,18 @@
 // takes two seconds. So:
 // - the text is bounded (MAX_HOGQL_LENGTH) and its bracket nesting counted (MAX_NESTING) before
 //   anything parses it;
-// - it parses in one worker thread, loaded once per process, one text at a time, each within
-//   PARSE_DEADLINE_MS; past it, or when the parser fails, the worker is replaced and the query
-//   refused with a 400;
+// - so are runs of NOT and long field chains, which cost seconds in fewer than a thousand
+//   characters;
+// - it parses in PARSE_WORKERS worker threads, loaded once per process, one text at a time
+//   each, within PARSE_DEADLINE_MS; past it, or when the parser fails, the worker is replaced
+//   and the query refused with a 400;
+// - projects take turns: each has at most one text in a worker, and the next text goes to the
+//   waiting project whose last turn is oldest, so one project's slow texts delay another's by at most one
+//   deadline, however many it sends;
 // - answers are remembered by text (the last CACHE_SIZE), so a dashboard's repeated queries
 //   never reach the worker again.
 import { Worker } from 'node:worker_threads';
-import { ServiceUnavailableError, ValidationError } from '@sett/http';
+import { RateLimitedError, ServiceUnavailableError, ValidationError } from '@sett/http';
 import type { Node, Position } from './ast';
 
 /** Longest HogQL text accepted (characters). */
@@ -22,14 +27,24 @@ export const MAX_HOGQL_LENGTH = 20_000;
 export const MAX_NESTING = 24;
 /** Longest one text may take to parse before it is refused (the worker is replaced). */
 export const PARSE_DEADLINE_MS = 2_000;
+/** Longest run of NOTs accepted: parse time grows steeply with it (50 take over a second). */
+export const MAX_NOT_RUN = 4;
+/** Most names in one field chain (`properties.a.b…`): parse time grows with its square. */
+export const MAX_CHAIN = 16;
+/** Parser workers per process. Each owner has at most one text in them at a time. */
+export const PARSE_WORKERS = 2;
+/** Texts of one owner waiting for a worker before more are turned away (429). */
+export const MAX_WAITING_PER_OWNER = 64;
 const CACHE_SIZE = 500;
 
 export type ParseRule = 'select' | 'expr' | 'order';
 
 export interface HogQLParser {
   /** The AST of `text` parsed by `rule`; a ValidationError (400) for a syntax error, a text too
-   * long, too deep or too slow to parse. `attr` names the request field in errors. */
-  parse(text: string, rule: ParseRule, attr: string): Promise<Node>;
+   * long, too deep or too slow to parse. `attr` names the request field in errors. `owner` (the
+   * project) takes turns with other owners for the workers; past MAX_WAITING_PER_OWNER texts
+   * waiting, a RateLimitedError (429). */
+  parse(text: string, rule: ParseRule, attr: string, owner?: string): Promise<Node>;
   /** Starts the worker and waits until its parser is loaded and warm (at a service's start, so
    * that no request pays for it); rejects when the parser cannot load. */
   warm(): Promise<void>;
@@ -75,6 +90,21 @@ interface Running {
   worker: Worker;
   /** Resolves when the parser is loaded and warm; rejects when it could not load. */
   ready: Promise<void>;
+  /** Texts sent to this worker and not answered yet, by id. */
+  pending: Map<number, (a: Answer) => void>;
+}
+
+/** A worker's place: its parser (started on first use, replaced after a failure) and whether a
+ * text is in it. */
+interface Slot {
+  running?: Running;
+  busy: boolean;
+}
+
+interface Job {
+  text: string;
+  rule: ParseRule;
+  resolve: (a: Answer) => void;
 }
 
 /** Where a position of `text` is, as messages say it: line and column, both from 1. The parser
@@ -106,20 +136,73 @@ export function nestingOver(text: string, limit: number): number | undefined {
   return undefined;
 }
 
-export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLParser {
+/** What makes `text` too costly to parse, other than its length and nesting: a run of more
+ * than MAX_NOT_RUN NOTs, or a field chain of more than MAX_CHAIN names (outside quotes and
+ * comments). */
+export function shapeProblem(text: string): string | undefined {
+  let prev = '';
+  let nots = 0;
+  let links = 0;
+  for (let i = 0; i < text.length; ) {
+    const c = text[i]!;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    if (text.startsWith('--', i) || text.startsWith('/*', i)) {
+      const close = c === '-' ? text.indexOf('\n', i) : text.indexOf('*/', i + 2);
+      i = close < 0 ? text.length : close + (c === '-' ? 1 : 2);
+      continue;
+    }
+    let token: string;
+    let name = false;
+    if (c === "'") {
+      let j = i + 1;
+      while (j < text.length && text[j] !== "'") j += text[j] === '\\' ? 2 : 1;
+      token = "'";
+      i = j + 1;
+    } else if (c === '`' || c === '"') {
+      const j = text.indexOf(c, i + 1);
+      i = j < 0 ? text.length : j + 1;
+      token = 'name';
+      name = true;
+    } else {
+      const word = /^[A-Za-z_$][\w$]*/.exec(text.slice(i, i + 256));
+      token = word ? word[0] : c;
+      name = word !== null;
+      i += token.length;
+    }
+    const isNot = token.toUpperCase() === 'NOT';
+    nots = isNot ? nots + 1 : 0;
+    if (nots > MAX_NOT_RUN)
+      return `has more than ${MAX_NOT_RUN} NOTs in a row (at character ${i}): simplify the condition.`;
+    links = name && !isNot ? (prev === '.' ? links + 1 : 1) : token === '.' ? links : 0;
+    if (links > MAX_CHAIN) return `names a field chain of more than ${MAX_CHAIN} names (at character ${i}).`;
+    prev = token;
+  }
+  return undefined;
+}
+
+export function createHogQLParser(opts: { deadlineMs?: number; workers?: number } = {}): HogQLParser {
   const deadlineMs = opts.deadlineMs ?? PARSE_DEADLINE_MS;
   // require.resolve, not createRequire: the bundler sees it, so the runtime tree carries the package.
   const parserPath = require.resolve('@posthog/hogql-parser');
   const cache = new Map<string, Node>();
-  let running: Running | undefined;
+  const slots: Slot[] = Array.from({ length: opts.workers ?? PARSE_WORKERS }, () => ({ busy: false }));
+  /** Texts waiting, by owner. */
+  const waiting = new Map<string, Job[]>();
+  /** When each owner last had a turn (a count of turns): the oldest turn goes next. */
+  const lastTurn = new Map<string, number>();
+  let turns = 0;
+  /** Owners with a text in a worker now: one each, so no owner holds every worker. */
+  const parsing = new Set<string>();
   let nextId = 0;
   let count = 0;
-  const pending = new Map<number, (a: Answer) => void>();
-  let queue: Promise<unknown> = Promise.resolve();
 
   function start(): Running {
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { parser: parserPath, warmUp: WARM_UP } });
     w.unref();
+    const pending = new Map<number, (a: Answer) => void>();
     let settle!: { resolve: () => void; reject: (err: Error) => void };
     const ready = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
     ready.catch(() => undefined);
@@ -131,7 +214,7 @@ export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLPars
       pending.delete(m.id!);
     });
     const fail = (why: string) => {
-      if (running?.worker === w) running = undefined;
+      for (const slot of slots) if (slot.running?.worker === w) slot.running = undefined;
       settle.reject(new Error(why));
       for (const [id, resolve] of pending) {
         resolve({ failed: why });
@@ -140,48 +223,82 @@ export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLPars
     };
     w.on('error', (err) => fail(`the parser failed: ${err.message}`));
     w.on('exit', () => fail('the parser stopped'));
-    return { worker: w, ready };
+    return { worker: w, ready, pending };
   }
 
-  function inWorker(text: string, rule: ParseRule): Promise<Answer> {
-    const run = queue.then(async (): Promise<Answer> => {
-      running ??= start();
-      const { worker: w, ready } = running;
-      try {
-        await ready;
-      } catch (err) {
-        if (running?.worker === w) running = undefined;
-        return { failed: (err as Error).message, unavailable: true };
-      }
-      return new Promise<Answer>((resolve) => {
-        const id = nextId++;
-        const timer = setTimeout(() => {
-          pending.delete(id);
-          if (running?.worker === w) running = undefined;
-          void w.terminate();
-          resolve({ failed: `it took longer than ${deadlineMs} ms to parse` });
-        }, deadlineMs);
-        pending.set(id, (a) => {
-          clearTimeout(timer);
-          resolve(a);
-        });
-        count++;
-        w.postMessage({ id, text, rule });
+  async function runIn(slot: Slot, job: Job): Promise<Answer> {
+    slot.running ??= start();
+    const { worker: w, ready, pending } = slot.running;
+    try {
+      await ready;
+    } catch (err) {
+      if (slot.running?.worker === w) slot.running = undefined;
+      return { failed: (err as Error).message, unavailable: true };
+    }
+    return new Promise<Answer>((resolve) => {
+      const id = nextId++;
+      const timer = setTimeout(() => {
+        pending.delete(id);
+        if (slot.running?.worker === w) slot.running = undefined;
+        void w.terminate();
+        resolve({ failed: `it took longer than ${deadlineMs} ms to parse` });
+      }, deadlineMs);
+      pending.set(id, (a) => {
+        clearTimeout(timer);
+        resolve(a);
       });
+      count++;
+      w.postMessage({ id, text: job.text, rule: job.rule });
     });
-    queue = run.catch(() => undefined);
-    return run;
+  }
+
+  /** Gives each free worker the next owner's oldest text, owners taking turns. */
+  function pump(): void {
+    for (const slot of slots) {
+      if (slot.busy) continue;
+      let owner: string | undefined;
+      let oldest = Infinity;
+      for (const o of waiting.keys()) {
+        const turn = lastTurn.get(o) ?? -1;
+        if (!parsing.has(o) && turn < oldest) [owner, oldest] = [o, turn];
+      }
+      if (owner === undefined) return;
+      const jobs = waiting.get(owner)!;
+      const job = jobs.shift()!;
+      if (jobs.length === 0) waiting.delete(owner);
+      lastTurn.set(owner, turns++);
+      // Owners with nothing waiting are forgotten now and then (the map would grow forever).
+      if (lastTurn.size > 10_000) for (const o of lastTurn.keys()) if (!waiting.has(o)) lastTurn.delete(o);
+      slot.busy = true;
+      parsing.add(owner);
+      const finish = (answer: Answer) => {
+        slot.busy = false;
+        parsing.delete(owner);
+        job.resolve(answer);
+        pump();
+      };
+      runIn(slot, job).then(finish, (err: Error) => finish({ failed: `the parser failed: ${err.message}` }));
+    }
+  }
+
+  function inWorker(text: string, rule: ParseRule, owner: string): Promise<Answer> {
+    const jobs = waiting.get(owner) ?? [];
+    if (jobs.length >= MAX_WAITING_PER_OWNER) throw new RateLimitedError(1);
+    waiting.set(owner, jobs);
+    return new Promise<Answer>((resolve) => {
+      jobs.push({ text, rule, resolve });
+      pump();
+    });
   }
 
   return {
     get parsed() {
       return count;
     },
-    warm() {
-      running ??= start();
-      return running.ready;
+    async warm() {
+      await Promise.all(slots.map((slot) => (slot.running ??= start()).ready));
     },
-    async parse(text, rule, attr) {
+    async parse(text, rule, attr, owner = '') {
       if (text.length > MAX_HOGQL_LENGTH)
         throw new ValidationError(
           `${attr} is ${text.length} characters long, more than the ${MAX_HOGQL_LENGTH} HogQL accepts here.`,
@@ -200,7 +317,9 @@ export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLPars
         cache.set(key, hit);
         return hit;
       }
-      const answer = await inWorker(text, rule);
+      const shape = shapeProblem(text);
+      if (shape) throw new ValidationError(`${attr} ${shape}`, attr);
+      const answer = await inWorker(text, rule, owner);
       if (answer.unavailable)
         throw new ServiceUnavailableError(`HogQL cannot be parsed now: ${answer.failed}.`);
       if (answer.failed !== undefined)
@@ -225,15 +344,15 @@ export function createHogQLParser(opts: { deadlineMs?: number } = {}): HogQLPars
       return ast;
     },
     async close() {
-      const r = running;
-      running = undefined;
-      if (r) await r.worker.terminate();
+      const workers = slots.flatMap((slot) => (slot.running ? [slot.running.worker] : []));
+      for (const slot of slots) slot.running = undefined;
+      await Promise.all(workers.map((w) => w.terminate()));
     },
   };
 }
 
 let shared: HogQLParser | undefined;
-/** The process's parser (one worker, started on first use). */
+/** The process's parser (PARSE_WORKERS workers, started at warm-up or on first use). */
 export function sharedHogQLParser(): HogQLParser {
   return (shared ??= createHogQLParser());
 }

@@ -100,7 +100,7 @@ export async function planEvents(query: EventsQuery, team: QueryTeam, nowDate: D
   const timeZone = team.timeZone;
   const parser = sharedHogQLParser();
   const parse = (text: string, rule: 'expr' | 'order', attr: string) =>
-    parser.parse(text, rule, attr).then((ast) => ({ ast, text, attr }));
+    parser.parse(text, rule, attr, String(team.id)).then((ast) => ({ ast, text, attr }));
   const select = await Promise.all(
     query.select.map(async (entry, i) => {
       const expr = entry.replace(LABEL, '').trim();

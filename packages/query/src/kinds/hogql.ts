@@ -98,7 +98,7 @@ function outputSql(c: OutputColumn): string {
 
 export async function planHogQL(query: HogQLQuery, team: QueryTeam, now: Date): Promise<HogQLPlan> {
   const attr = 'query.query';
-  const ast = await sharedHogQLParser().parse(query.query, 'select', attr);
+  const ast = await sharedHogQLParser().parse(query.query, 'select', attr, String(team.id));
   const compiler = new HogQLCompiler({
     teamId: team.id,
     timeZone: team.timeZone,
