@@ -5,6 +5,7 @@ export { buildCorpus, CASE_CLASSES } from './corpus';
 export type { CaseClass, CorpusContext, HostileCase, Service } from './corpus';
 export { buildAccountsCorpus } from './accounts-corpus';
 export type { AccountsContext } from './accounts-corpus';
+export { buildHogqlCorpus } from './hogql-corpus';
 export * from './generators';
 export { lz64RunBase64 } from './lz64-bomb';
 export { sendCase, verdict, runPool } from './send';

@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { MAX_REGEX_LENGTH, MAX_REGEX_PROGRAM } from '@sett/flags';
 import { UNKNOWN_KEY_LIMIT } from '@sett/keys';
 import type { CaseClass } from './corpus';
+import { buildHogqlScenarios } from './hogql-scenarios';
 import { buildQueryScenarios } from './query-scenarios';
 import { bearer, check, json, p99, parse, send, unknownKey, type Answer } from './scenario-kit';
 
@@ -553,5 +554,6 @@ export function buildScenarios(): Scenario[] {
     regexTenants,
     gzipBombs,
     ...buildQueryScenarios(),
+    ...buildHogqlScenarios(),
   ];
 }

@@ -16,6 +16,7 @@ import {
   SERVICES,
   buildAccountsCorpus,
   buildCorpus,
+  buildHogqlCorpus,
   buildScenarios,
   countTable,
   getStatus,
@@ -179,7 +180,9 @@ describe('hostile inputs against the real services', () => {
       personUuid: persons[0]?.uuid ?? randomUUID(),
     };
     // HOSTILE_SCENARIOS_ONLY=1 (while working on scenarios): no single-request corpus.
-    cases = process.env.HOSTILE_SCENARIOS_ONLY ? [] : [...buildCorpus(ctx), ...buildAccountsCorpus(accounts)];
+    cases = process.env.HOSTILE_SCENARIOS_ONLY
+      ? []
+      : [...buildCorpus(ctx), ...buildAccountsCorpus(accounts), ...buildHogqlCorpus(ctx)];
     scenarioContext = {
       urls: { capture: procs.capture.url, decide: procs.decide.url, management: procs.management.url },
       capturePid: procs.capture.child.pid!,

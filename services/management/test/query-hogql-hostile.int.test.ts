@@ -119,6 +119,8 @@ describe('names outside the allow-list', () => {
     ['SELECT sleep(3) FROM events', /unknown function sleep/],
     ['SELECT sleepEachRow(1) FROM events', /unknown function sleepEachRow/],
     ['SELECT pg_sleep(10)', /unknown function pg_sleep/],
+    ["SELECT * FROM url('http://127.0.0.1:5432/', 'CSV')", /the table function url\(…\) is not served/],
+    ['SELECT * FROM numbers(10) AS n(x)', /table function numbers/],
     ['SELECT count() FROM events SETTINGS max_execution_time = 3600', /./],
   ])('%s is a 400', async (query, detail) => {
     const res = await hogql(query);

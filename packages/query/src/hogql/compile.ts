@@ -508,11 +508,18 @@ export class HogQLCompiler {
     const out: Array<{ source: Source; node: Node; hogql: string }> = [];
     for (let j: Node | null = from; j; j = (j.next_join as Node | null) ?? null) {
       if (j.node !== 'JoinExpr') this.refuse(j, `${j.node} in FROM is not served`);
+      const args = j.table_args;
+      if (Array.isArray(args) && args.length > 0) {
+        const fn = (j.table as Node).node === 'Field' ? ((j.table as Node).chain as unknown[]).join('.') : '';
+        this.refuse(
+          j,
+          `the table function ${fn}(…) is not served: the tables served are events, persons and groups`,
+        );
+      }
       this.onlyKeys(j, new Set(['table', 'alias', 'join_type', 'constraint', 'next_join']), {
         sample: 'SAMPLE',
         table_final: 'FINAL',
-        column_aliases: 'column aliases',
-        table_args: 'table functions',
+        column_aliases: 'a list of column aliases',
       });
       if (++this.tables > MAX_TABLES) this.refuse(j, `the query names more than ${MAX_TABLES} tables`);
       const table = j.table as Node;
