@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { endPool } from '@sett/db';
 import { newProject, type Scenario, type ScenarioContext } from './scenarios';
-import { bearer, check, json, parse, send, type Answer } from './scenario-kit';
+import { bearer, check, json, meanwhile, parse, send, type Answer } from './scenario-kit';
 
 function hogql(
   ctx: ScenarioContext,
@@ -194,16 +194,6 @@ const literals: Scenario = {
   },
 };
 
-/** Polls /_health until `until` settles (at least three times), from an address of its own. */
-async function healthMeanwhile(ctx: ScenarioContext, until: Promise<unknown>): Promise<Answer[]> {
-  const seen: Answer[] = [];
-  let done = false;
-  void until.finally(() => (done = true));
-  while (!done || seen.length < 3)
-    seen.push(await send(ctx.urls.management, { path: '/_health', from: '127.0.0.44' }));
-  return seen;
-}
-
 const sizeAndDepth: Scenario = {
   name: 'query management: 24 HogQL texts nested 5,000 deep, overflowing the parser or listing 5,000 values, sent at once, are refused while /_health answers, and the parser works after',
   cls: 'query',
@@ -218,14 +208,18 @@ const sizeAndDepth: Scenario = {
         hogql(ctx, ctx.otherPersonalKey, ctx.otherProjectId, t, {}, `127.0.0.${50 + (i % 8)}`),
       ),
     );
-    const health = await healthMeanwhile(ctx, all);
+    const health = await meanwhile(all, () =>
+      send(ctx.urls.management, { path: '/_health', from: '127.0.0.44' }),
+    );
     const answers = await all;
     const expected = [/nests brackets deeper than/, /could not be parsed/, /more than 20000 characters/];
     answers.forEach((a, i) => {
       check(a.status === 400 && expected[Math.floor(i / 8)]!.test(a.body), `text ${i}: ${shown(a)}`);
     });
     const slowest = Math.max(...answers.map((a) => a.ms));
-    check(slowest < 5000, `the slowest refusal took ${slowest.toFixed(0)} ms`);
+    // One project's texts parse one after another; eight of them crash the parser (a fresh worker
+    // each), which took 1.5-4 s for the last in line.
+    check(slowest < 8000, `the slowest refusal took ${slowest.toFixed(0)} ms`);
     const worstHealth = Math.max(...health.map((a) => a.ms));
     check(
       health.every((a) => a.status === 200) && worstHealth < 500,
@@ -249,23 +243,17 @@ const parserTurns: Scenario = {
         hogql(ctx, ctx.otherPersonalKey, ctx.otherProjectId, slow(i), {}, `127.0.0.${70 + (i % 4)}`),
       ),
     );
-    const other = (async () => {
-      const seen: Answer[] = [];
-      let done = false;
-      void flood.finally(() => (done = true));
-      for (let i = 0; !done || seen.length < 3; i++)
-        seen.push(
-          await hogql(
-            ctx,
-            ctx.thirdPersonalKey,
-            ctx.thirdProjectId,
-            `SELECT ${i} + 1 AS ${tag.replace(/\d/g, 'x')}`,
-            {},
-            '127.0.0.75',
-          ),
-        );
-      return seen;
-    })();
+    let i = 0;
+    const other = meanwhile(flood, () =>
+      hogql(
+        ctx,
+        ctx.thirdPersonalKey,
+        ctx.thirdProjectId,
+        `SELECT ${i++} + 1 AS ${tag.replace(/\d/g, 'x')}`,
+        {},
+        '127.0.0.75',
+      ),
+    );
     const [answers, seen] = await Promise.all([flood, other]);
     // Each is refused (an unknown field c0, or past the parse deadline) or turned away: bounded.
     check(
@@ -294,23 +282,16 @@ const cartesian: Scenario = {
     const heavy = Promise.all(
       [0, 1, 2].map((i) => hogql(ctx, ctx.personalKey, id, cross, {}, `127.0.0.${60 + i}`)),
     );
-    const bystander = (async () => {
-      const seen: Answer[] = [];
-      let done = false;
-      void heavy.finally(() => (done = true));
-      while (!done || seen.length < 3)
-        seen.push(
-          await hogql(
-            ctx,
-            ctx.thirdPersonalKey,
-            ctx.thirdProjectId,
-            'SELECT event, count() FROM events GROUP BY event',
-            {},
-            '127.0.0.63',
-          ),
-        );
-      return seen;
-    })();
+    const bystander = meanwhile(heavy, () =>
+      hogql(
+        ctx,
+        ctx.thirdPersonalKey,
+        ctx.thirdProjectId,
+        'SELECT event, count() FROM events GROUP BY event',
+        {},
+        '127.0.0.63',
+      ),
+    );
     const [answers, small] = await Promise.all([heavy, bystander]);
     // Past the per-user slots a join is turned away with 429 before it runs: bounded too.
     check(

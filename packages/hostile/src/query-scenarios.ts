@@ -18,7 +18,7 @@
 import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import type { Scenario, ScenarioContext } from './scenarios';
-import { bearer, check, json, parse, send, type Answer } from './scenario-kit';
+import { bearer, check, json, meanwhile, parse, send, type Answer } from './scenario-kit';
 
 const MB = 1024 * 1024;
 
@@ -44,13 +44,10 @@ const series = (extra: Record<string, unknown> = {}) => [
 ];
 
 /** Polls `path` on management until `until` resolves, returning every latency and status seen. */
-async function watch(ctx: ScenarioContext, path: string, until: Promise<unknown>, key?: string) {
-  const seen: Answer[] = [];
-  let done = false;
-  void until.finally(() => (done = true));
-  while (!done || seen.length < 3)
-    seen.push(await send(ctx.urls.management, { path, headers: key ? bearer(key) : {}, from: '127.0.0.40' }));
-  return seen;
+function watch(ctx: ScenarioContext, path: string, until: Promise<unknown>, key?: string) {
+  return meanwhile(until, () =>
+    send(ctx.urls.management, { path, headers: key ? bearer(key) : {}, from: '127.0.0.40' }),
+  );
 }
 
 const worst = (answers: Answer[]) => Math.max(...answers.map((a) => a.ms));
@@ -193,22 +190,18 @@ const poolIsolation: Scenario = {
           trends(ctx, ctx.personalKey, projects[i % 3]!, heavyQuery(`${tag}${i}`), '127.0.0.42'),
         ),
       );
-      const bystander = (async () => {
-        const seen: Answer[] = [];
-        let done = false;
-        void heavy.finally(() => (done = true));
-        while (!done || seen.length < 5)
-          seen.push(
-            await trends(
-              ctx,
-              ctx.thirdPersonalKey,
-              ctx.thirdProjectId,
-              { series: series(), dateRange: { date_from: '-7d' } },
-              '127.0.0.43',
-            ),
-          );
-        return seen;
-      })();
+      const bystander = meanwhile(
+        heavy,
+        () =>
+          trends(
+            ctx,
+            ctx.thirdPersonalKey,
+            ctx.thirdProjectId,
+            { series: series(), dateRange: { date_from: '-7d' } },
+            '127.0.0.43',
+          ),
+        5,
+      );
       const ready = await watch(ctx, '/_ready', heavy);
       const [answers, small] = await Promise.all([heavy, bystander]);
       const statuses = answers.map((a) => a.status);

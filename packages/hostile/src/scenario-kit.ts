@@ -67,3 +67,18 @@ export const json = { 'content-type': 'application/json' };
 export const unknownKey = () => `phx_${randomUUID().replace(/-/g, '')}NoSuchKey`;
 export const parse = (a: Answer) => JSON.parse(a.body) as Record<string, unknown>;
 export const p99 = (ms: number[]) => [...ms].sort((a, b) => a - b)[Math.ceil(ms.length * 0.99) - 1] ?? 0;
+
+/** Asks `ask` again and again (at least `atLeast` times) until `until` settles: what another
+ * client got while a scenario's heavy requests ran. */
+export async function meanwhile(
+  until: Promise<unknown>,
+  ask: () => Promise<Answer>,
+  atLeast = 3,
+): Promise<Answer[]> {
+  const seen: Answer[] = [];
+  let done = false;
+  const stop = () => (done = true);
+  until.then(stop, stop);
+  while (!done || seen.length < atLeast) seen.push(await ask());
+  return seen;
+}

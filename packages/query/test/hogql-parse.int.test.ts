@@ -67,6 +67,23 @@ describe('the HogQL parser', () => {
     await expect(parser.parse('SELECT 1', 'select', 'q')).resolves.toMatchObject({ node: 'SelectQuery' });
   });
 
+  it('parses the text queued behind one that crashed the parser in a fresh worker', async () => {
+    const one = createHogQLParser({ workers: 1 });
+    try {
+      await one.warm();
+      const chain = `SELECT ${Array.from({ length: 600 }, (_, i) => `a${i}`).join(' + ')} FROM events`;
+      const [crashed, next] = await Promise.allSettled([
+        one.parse(chain, 'select', 'q', 'a'),
+        one.parse('SELECT 5', 'select', 'q', 'a'),
+      ]);
+      expect(crashed).toMatchObject({ status: 'rejected', reason: { status: 400 } });
+      // The crashed worker is on its way out: the next text must not be sent to it.
+      expect(next).toMatchObject({ status: 'fulfilled', value: { node: 'SelectQuery' } });
+    } finally {
+      await one.close();
+    }
+  });
+
   it('warms up ahead of the first text, which then parses well within the deadline', async () => {
     await parser.warm();
     expect(parser.parsed).toBe(0);

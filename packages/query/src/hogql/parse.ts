@@ -210,6 +210,10 @@ export function createHogQLParser(opts: { deadlineMs?: number; workers?: number 
       if (m.ready) return settle.resolve();
       if (m.loadFailed !== undefined)
         return settle.reject(new Error(`the parser did not load: ${m.loadFailed}`));
+      // A failed parse ends the worker (see WORKER_SOURCE): forget it now, not at its exit, so
+      // the text queued next starts a fresh one instead of dying with this one.
+      if (m.failed !== undefined)
+        for (const slot of slots) if (slot.running?.worker === w) slot.running = undefined;
       pending.get(m.id!)?.({ json: m.json, failed: m.failed });
       pending.delete(m.id!);
     });
