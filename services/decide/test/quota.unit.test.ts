@@ -1,5 +1,5 @@
-import { billingPeriod } from '@sett/cache';
-import { currentPeriod, isQuotaLimited, usageKey } from '../src/quota/quota';
+import { billingPeriod, type Redis } from '@sett/cache';
+import { createUsageCounter, currentPeriod, isQuotaLimited, usageKey } from '../src/quota/quota';
 
 describe('quota', () => {
   it('limits listed organizations and usage past the quota', () => {
@@ -31,5 +31,93 @@ describe('quota', () => {
     for (const at of instants) {
       for (let i = 0; i < 2; i++) expect(currentPeriod(new Date(at))).toBe(billingPeriod(new Date(at)));
     }
+  });
+});
+
+/**
+ * A Redis whose pipelines answer only when the test releases them, keeping a running INCRBY
+ * total per key, so a test can count while a round trip is in flight.
+ */
+function heldRedis() {
+  const totals = new Map<string, number>();
+  const held: Array<() => void> = [];
+  const redis = {
+    pipeline() {
+      const ops: Array<() => [null, number]> = [];
+      const p = {
+        incrby(key: string, delta: number) {
+          ops.push(() => {
+            totals.set(key, (totals.get(key) ?? 0) + delta);
+            return [null, totals.get(key)!];
+          });
+          return p;
+        },
+        expire() {
+          ops.push(() => [null, 1]);
+          return p;
+        },
+        sismember() {
+          ops.push(() => [null, 0]);
+          return p;
+        },
+        exec: () => new Promise((resolve) => held.push(() => resolve(ops.map((op) => op())))),
+      };
+      return p;
+    },
+  };
+  /** Answers the oldest held round trip; fails when none comes within a few turns of the loop. */
+  const release = async () => {
+    for (let turns = 0; held.length === 0; turns++) {
+      if (turns > 100) throw new Error('no round trip to Redis was made');
+      await new Promise((r) => setImmediate(r));
+    }
+    held.shift()!();
+  };
+  return { redis: redis as unknown as Redis, totals, release, waiting: () => held.length };
+}
+
+describe('usage counter', () => {
+  const now = new Date('2024-05-10T00:00:00Z');
+  const key = usageKey('org-1', now);
+
+  it('sends the counts made while a flush was in flight when flush is asked for again', async () => {
+    const r = heldRedis();
+    const counter = createUsageCounter({
+      redis: r.redis,
+      redisUsable: () => true,
+      redisFailed: (err) => {
+        throw err;
+      },
+      flushIntervalMs: 3_600_000,
+    });
+    // The first request of an organization goes to Redis at once.
+    const first = counter.count('org-1', null, now);
+    await r.release();
+    await first;
+    expect(r.totals.get(key)).toBe(1);
+
+    // A flush (the periodic one, say) is in flight with nothing pending; two more requests
+    // arrive, then the caller asks for a flush: it must not return before those two are sent.
+    const inFlight = counter.flush();
+    await counter.count('org-1', null, now);
+    await counter.count('org-1', null, now);
+    const asked = counter.flush();
+    expect(counter.flush()).toBe(asked); // one follow-up however many ask meanwhile
+    await r.release();
+    await inFlight;
+    await r.release();
+    await asked;
+    expect(r.totals.get(key)).toBe(3);
+
+    // stop() likewise leaves nothing behind.
+    const again = counter.flush();
+    await counter.count('org-1', null, now);
+    const stopped = counter.stop();
+    await r.release();
+    await again;
+    await r.release();
+    await stopped;
+    expect(r.totals.get(key)).toBe(4);
+    expect(r.waiting()).toBe(0);
   });
 });

@@ -113,16 +113,29 @@ export function createUsageCounter(opts: {
     }
   }
 
+  // A flush sends what was counted before it began. One asked for while another is in flight
+  // waits for it and then sends the rest, so flush() and stop() never return with counts unsent
+  // (the in-flight round trip took its deltas before the newer requests were counted).
   let flushing: Promise<void> | undefined;
-  const flush = () => {
-    flushing ??= (async () => {
+  let following: Promise<void> | undefined;
+  const flushNow = (): Promise<void> => {
+    const run = async () => {
       try {
         if (orgs.size > 0 && opts.redisUsable()) await sync([...orgs.entries()]);
       } finally {
         flushing = undefined;
       }
-    })();
-    return flushing;
+    };
+    return (flushing = run());
+  };
+  const flush = (): Promise<void> => {
+    if (!flushing) return flushNow();
+    const next = () => {
+      following = undefined;
+      return flushing ?? flushNow();
+    };
+    following ??= flushing.then(next, next);
+    return following;
   };
   const timer = setInterval(() => void flush(), opts.flushIntervalMs);
   timer.unref();
