@@ -54,6 +54,37 @@ type Call = {
   timer: ReturnType<typeof setTimeout> | undefined;
 };
 
+/**
+ * librdkafka's topic-level producer properties. node-rdkafka hands librdkafka a default topic
+ * configuration of its own (its second constructor argument, `{}` when left out), which replaces
+ * whatever topic-level property was set among the global ones: so these must travel in that
+ * argument. Given globally, `partitioner` was silently the default CRC32 (a key landed on another
+ * partition than kafkajs and the Java client choose) and `message.timeout.ms` 300 s.
+ */
+const TOPIC_PROPERTIES = new Set([
+  'acks',
+  'request.required.acks',
+  'request.timeout.ms',
+  'message.timeout.ms',
+  'delivery.timeout.ms',
+  'queuing.strategy',
+  'produce.offset.report',
+  'partitioner',
+  'compression.level',
+]);
+
+/** Splits librdkafka settings into node-rdkafka's two constructor arguments. */
+export function rdkafkaProducerConfig(all: Record<string, unknown>): {
+  global: Record<string, unknown>;
+  topic: Record<string, unknown>;
+} {
+  const global: Record<string, unknown> = {};
+  const topic: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(all))
+    (TOPIC_PROPERTIES.has(name) ? topic : global)[name] = value;
+  return { global, topic };
+}
+
 /** How often delivery reports are collected while messages are outstanding. */
 const POLL_INTERVAL_MS = 1;
 /** How often errors and statistics are collected otherwise. */
@@ -192,7 +223,8 @@ export function createRdkafkaProducer(options: RdkafkaProducerOptions): Batching
   };
 
   const build = (withIdempotence: boolean): RdkafkaProducer => {
-    const built: RdkafkaProducer = new Kafka.Producer(settings(withIdempotence));
+    const { global, topic } = rdkafkaProducerConfig(settings(withIdempotence));
+    const built: RdkafkaProducer = new Kafka.Producer(global, topic);
     built.on('delivery-report', onDeliveryReport);
     built.on('event.error', onError);
     if (options.statisticsIntervalMs) built.on('event.stats', onStats);
@@ -327,11 +359,11 @@ export async function probeIdempotence(
   config: Record<string, unknown>,
   timeoutMs: number,
 ): Promise<{ assigned: boolean; reason?: string }> {
-  const probe: RdkafkaProducer = new Kafka.Producer({
-    ...config,
-    'statistics.interval.ms': PROBE_STATS_INTERVAL_MS,
-    dr_cb: false,
-  });
+  const { global, topic } = rdkafkaProducerConfig(config);
+  const probe: RdkafkaProducer = new Kafka.Producer(
+    { ...global, 'statistics.interval.ms': PROBE_STATS_INTERVAL_MS, dr_cb: false },
+    topic,
+  );
   let timer: ReturnType<typeof setTimeout> | undefined;
   let poller: ReturnType<typeof setInterval> | undefined;
   try {

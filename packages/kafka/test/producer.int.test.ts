@@ -10,6 +10,7 @@ import {
   createKafkajsProducer,
   createRdkafkaProducer,
   loadRdkafka,
+  partitionForKey,
   probeIdempotence,
   ProduceError,
   type BatchingProducer,
@@ -38,6 +39,7 @@ beforeAll(async () => {
       'compressed-zstd',
       'compressed-lz4',
       'compressed-gzip',
+      'placement',
     ])
       topics[`${t}-${c}`] = t === 'split' ? 2 : 4;
   broker = await startDevBroker({ topics });
@@ -146,6 +148,21 @@ describe.each(CLIENTS)('%s producer', (client) => {
     // 1000 messages at most 40 per request (per partition for node-rdkafka): many requests.
     expect(await settledRequests(producer)).toBeGreaterThanOrEqual(7);
     expectExactlyOnceInOrder(await readAll(kafka, topic('ordered'), 1000), 1000, 7);
+  });
+
+  it('puts each key on the partition kafkajs and the Java client choose (murmur2)', async () => {
+    // Both clients must agree: capture processes may run either, and a key placed on two
+    // partitions loses its order. node-rdkafka placed keys by CRC32 while its partitioner
+    // setting was given among the global ones.
+    const producer = await connected(client);
+    const keys = Array.from({ length: 64 }, (_, i) => `token:user-${i}`);
+    await producer.send(
+      topic('placement'),
+      keys.map((key) => ({ key, value: key })),
+    );
+    const received = await readAll(kafka, topic('placement'), keys.length);
+    const placed = Object.fromEntries(received.map((r) => [r.key, r.partition]));
+    expect(placed).toEqual(Object.fromEntries(keys.map((key) => [key, partitionForKey(key, 4)])));
   });
 
   it('splits one call larger than the cap across requests and resolves only when all parts are acknowledged', async () => {
