@@ -74,7 +74,7 @@ const TOPIC_PROPERTIES = new Set([
 ]);
 
 /** Splits librdkafka settings into node-rdkafka's two constructor arguments. */
-export function rdkafkaProducerConfig(all: Record<string, unknown>): {
+function rdkafkaProducerConfig(all: Record<string, unknown>): {
   global: Record<string, unknown>;
   topic: Record<string, unknown>;
 } {

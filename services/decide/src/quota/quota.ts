@@ -118,24 +118,22 @@ export function createUsageCounter(opts: {
   // (the in-flight round trip took its deltas before the newer requests were counted).
   let flushing: Promise<void> | undefined;
   let following: Promise<void> | undefined;
-  const flushNow = (): Promise<void> => {
-    const run = async () => {
+  const flush = (): Promise<void> => {
+    if (flushing) {
+      const next = () => {
+        following = undefined;
+        return flushing ?? flush();
+      };
+      return (following ??= flushing.then(next, next));
+    }
+    flushing = (async () => {
       try {
         if (orgs.size > 0 && opts.redisUsable()) await sync([...orgs.entries()]);
       } finally {
         flushing = undefined;
       }
-    };
-    return (flushing = run());
-  };
-  const flush = (): Promise<void> => {
-    if (!flushing) return flushNow();
-    const next = () => {
-      following = undefined;
-      return flushing ?? flushNow();
-    };
-    following ??= flushing.then(next, next);
-    return following;
+    })();
+    return flushing;
   };
   const timer = setInterval(() => void flush(), opts.flushIntervalMs);
   timer.unref();
