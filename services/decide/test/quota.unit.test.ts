@@ -120,4 +120,27 @@ describe('usage counter', () => {
     expect(r.totals.get(key)).toBe(4);
     expect(r.waiting()).toBe(0);
   });
+
+  it('keeps flushing after a flush that had nothing to send', async () => {
+    // A process idle at start: the periodic flush finds no organization and must not leave a
+    // settled flush behind that every later flush returns without sending.
+    const r = heldRedis();
+    const counter = createUsageCounter({
+      redis: r.redis,
+      redisUsable: () => true,
+      redisFailed: (err) => {
+        throw err;
+      },
+      flushIntervalMs: 3_600_000,
+    });
+    await counter.flush();
+    const first = counter.count('org-1', null, now);
+    await r.release();
+    await first;
+    await counter.count('org-1', null, now);
+    const flushed = counter.flush();
+    await r.release();
+    await flushed;
+    expect(r.totals.get(key)).toBe(2);
+  });
 });

@@ -126,13 +126,15 @@ export function createUsageCounter(opts: {
       };
       return (following ??= flushing.then(next, next));
     }
-    flushing = (async () => {
-      try {
-        if (orgs.size > 0 && opts.redisUsable()) await sync([...orgs.entries()]);
-      } finally {
-        flushing = undefined;
-      }
-    })();
+    const run = async () => {
+      if (orgs.size > 0 && opts.redisUsable()) await sync([...orgs.entries()]);
+    };
+    // Cleared in a later turn, after the assignment: a run with nothing to send settles at once,
+    // and clearing inside it came before the assignment, leaving a settled flush that every
+    // later flush returned without sending.
+    flushing = run().finally(() => {
+      flushing = undefined;
+    });
     return flushing;
   };
   const timer = setInterval(() => void flush(), opts.flushIntervalMs);
