@@ -76,20 +76,24 @@ function heldRedis() {
   return { redis: redis as unknown as Redis, totals, release, waiting: () => held.length };
 }
 
+/** A usage counter on `redis` whose periodic flush never comes during a test. */
+const counterOn = (redis: Redis) =>
+  createUsageCounter({
+    redis,
+    redisUsable: () => true,
+    redisFailed: (err) => {
+      throw err;
+    },
+    flushIntervalMs: 3_600_000,
+  });
+
 describe('usage counter', () => {
   const now = new Date('2024-05-10T00:00:00Z');
   const key = usageKey('org-1', now);
 
   it('sends the counts made while a flush was in flight when flush is asked for again', async () => {
     const r = heldRedis();
-    const counter = createUsageCounter({
-      redis: r.redis,
-      redisUsable: () => true,
-      redisFailed: (err) => {
-        throw err;
-      },
-      flushIntervalMs: 3_600_000,
-    });
+    const counter = counterOn(r.redis);
     // The first request of an organization goes to Redis at once.
     const first = counter.count('org-1', null, now);
     await r.release();
@@ -125,14 +129,7 @@ describe('usage counter', () => {
     // A process idle at start: the periodic flush finds no organization and must not leave a
     // settled flush behind that every later flush returns without sending.
     const r = heldRedis();
-    const counter = createUsageCounter({
-      redis: r.redis,
-      redisUsable: () => true,
-      redisFailed: (err) => {
-        throw err;
-      },
-      flushIntervalMs: 3_600_000,
-    });
+    const counter = counterOn(r.redis);
     await counter.flush();
     const first = counter.count('org-1', null, now);
     await r.release();
